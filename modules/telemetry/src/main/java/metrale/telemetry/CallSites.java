@@ -1,0 +1,116 @@
+package metrale.telemetry;
+
+import java.security.CodeSource;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * Finds the application's call site ({@code File.java:line}) of a runtime
+ * operation: the first stack frame whose class is not registered as
+ * runtime-internal. Shared by the kernel audit, the D2H site counter and the
+ * runtime core's allocation ledger.
+ *
+ * <p>A rule registered with {@link #skip(String...)} is either a class name,
+ * which matches that class and its nested {@code $} classes, or a prefix ending
+ * in {@code .}, which matches a package and its subpackages. This module's own
+ * classes are always internal: the classes of package {@code metrale.telemetry}
+ * loaded from this module's code, so tests in that package, which come from
+ * another location, still count as callers. Rules are process-wide and can't
+ * be removed.
+ */
+public final class CallSites {
+
+    private static final String OWN_PACKAGE = "metrale.telemetry";
+
+    private static final List<String> RULES = new CopyOnWriteArrayList<>();
+
+    private static final StackWalker WALKER =
+            StackWalker.getInstance(Set.of(StackWalker.Option.RETAIN_CLASS_REFERENCE));
+
+    private static final ClassValue<Boolean> OWN = new ClassValue<>() {
+        @Override
+        protected Boolean computeValue(Class<?> c) {
+            String pkg = c.getPackageName();
+            return (pkg.equals(OWN_PACKAGE) || pkg.startsWith(OWN_PACKAGE + "."))
+                    && Objects.equals(codeSource(c), codeSource(CallSites.class));
+        }
+    };
+
+    private CallSites() {
+    }
+
+    /**
+     * Registers runtime-internal classes or packages, whose frames
+     * {@link #caller()} passes over.
+     *
+     * @param classOrPackagePrefixes class names ({@code "metrale.gpu.Gpu"}) or
+     *                               package prefixes ending in {@code .} ({@code "metrale.gpu."})
+     * @throws NullPointerException     if the array or an element is null
+     * @throws IllegalArgumentException if an element is empty
+     */
+    public static void skip(String... classOrPackagePrefixes) {
+        for (String rule : classOrPackagePrefixes) {
+            Objects.requireNonNull(rule, "rule");
+            if (rule.isEmpty()) {
+                throw new IllegalArgumentException("empty skip rule");
+            }
+        }
+        for (String rule : classOrPackagePrefixes) {
+            if (!RULES.contains(rule)) {
+                RULES.add(rule);
+            }
+        }
+    }
+
+    /**
+     * The call site of the first frame on the calling thread's stack that is
+     * not runtime-internal.
+     *
+     * @return {@code File.java:line}, or {@code "unknown"} if every frame is internal
+     */
+    public static String caller() {
+        Optional<StackWalker.StackFrame> frame =
+                WALKER.walk(s -> s.filter(f -> !internal(f.getDeclaringClass())).findFirst());
+        return frame.map(CallSites::format).orElse("unknown");
+    }
+
+    static boolean internal(Class<?> c) {
+        if (OWN.get(c)) {
+            return true;
+        }
+        String name = c.getName();
+        for (String rule : RULES) {
+            if (matches(name, rule)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Whether {@code className} falls under {@code rule}.
+     */
+    static boolean matches(String className, String rule) {
+        if (rule.endsWith(".")) {
+            return className.startsWith(rule);
+        }
+        return className.startsWith(rule)
+                && (className.length() == rule.length() || className.charAt(rule.length()) == '$');
+    }
+
+    private static String format(StackWalker.StackFrame f) {
+        String file = f.getFileName();
+        if (file == null) {
+            String name = f.getClassName();
+            file = name.substring(name.lastIndexOf('.') + 1);
+        }
+        return file + ":" + f.getLineNumber();
+    }
+
+    private static CodeSource codeSource(Class<?> c) {
+        return c.getProtectionDomain().getCodeSource();
+    }
+}

@@ -1,0 +1,46 @@
+package metrale.telemetry;
+
+import jdk.jfr.Category;
+import jdk.jfr.DataAmount;
+import jdk.jfr.Description;
+import jdk.jfr.Event;
+import jdk.jfr.Label;
+import jdk.jfr.MemoryAddress;
+import jdk.jfr.Name;
+import jdk.jfr.StackTrace;
+
+/**
+ * JFR event for one memory copy; its duration is the call's when the emitter
+ * calls {@link #begin()} first, so a blocking D2H copy shows its wait. Without
+ * a stack trace, since copies are frequent. Fill the public fields and commit
+ * as for {@link GpuLaunchEvent}.
+ */
+@Name("metrale.Copy")
+@Category({"metrale", "GPU"})
+@Label("GPU Copy")
+@Description("Bytes copied between host and device or within the device")
+@StackTrace(false)
+public final class GpuCopyEvent extends Event {
+
+    /** Creates an event with every field zero or null. */
+    public GpuCopyEvent() {
+    }
+
+    /** {@code "H2D"}, {@code "D2H"} or {@code "D2D"}. */
+    @Label("Direction")
+    public String direction;
+
+    /** The bytes copied. */
+    @Label("Size")
+    @DataAmount(DataAmount.BYTES)
+    public long bytes;
+
+    /** Whether the copy was enqueued without waiting. */
+    @Label("Async")
+    public boolean async;
+
+    /** The stream handle, 0 for the default stream. */
+    @Label("Stream")
+    @MemoryAddress
+    public long stream;
+}
