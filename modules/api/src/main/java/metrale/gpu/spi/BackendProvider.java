@@ -1,0 +1,30 @@
+package metrale.gpu.spi;
+
+/**
+ * A backend, found with {@link java.util.ServiceLoader}. Implementations must be cheap to
+ * construct and must never throw from their constructor or from {@link #availability()}: a
+ * machine without the backend's native library reports it unavailable, with the reason.
+ */
+public interface BackendProvider {
+
+    /** {@return the backend's name, as {@code Gpu.open(name)} takes it: {@code cuda} or {@code sim}} */
+    String name();
+
+    /**
+     * {@return the preference when no backend is named; the highest available one wins}
+     * CUDA is 100, the simulator 0.
+     */
+    int priority();
+
+    /** {@return whether this backend can be opened here, and if not, why} */
+    Availability availability();
+
+    /**
+     * Opens a driver on the default device.
+     *
+     * @param config backend options
+     * @return a new driver, owned by the caller
+     * @throws metrale.gpu.GpuException if the device cannot be opened
+     */
+    Driver open(DriverConfig config);
+}

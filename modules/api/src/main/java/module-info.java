@@ -1,0 +1,42 @@
+/**
+ * The metrale-gpu API that applications {@code requires}: {@link metrale.gpu.Gpu} and its values,
+ * the runtime core that holds every policy, and the driver SPI that backends implement.
+ *
+ * <p><b>Exports.</b> {@code metrale.gpu} is the API. {@code metrale.gpu.spi} is exported for
+ * backend modules ({@code metrale.gpu.cuda}, {@code metrale.gpu.sim}); applications need not
+ * touch it. The runtime core lives in the non-exported {@code metrale.gpu.internal}.
+ *
+ * <p><b>Backends.</b> Put {@code metrale.gpu.sim} and/or {@code metrale.gpu.cuda} on the module
+ * path; {@link metrale.gpu.Gpu#open()} finds them with {@link java.util.ServiceLoader}.
+ *
+ * <p><b>Options</b> (a {@link metrale.gpu.GpuBuilder} call wins over the property, the property
+ * over the environment variable):
+ * <ul>
+ * <li>{@systemProperty metrale.backend} / {@code METRALE_BACKEND}: {@code cuda} or {@code sim};
+ *     default: CUDA when a driver loads, else the simulator.</li>
+ * <li>{@systemProperty metrale.redzone} / {@code METRALE_REDZONE}: red-zone bytes after each
+ *     buffer; default 0 (off).</li>
+ * <li>{@systemProperty metrale.redzone.minIdx} / {@code METRALE_REDZONE_MIN_IDX}: first creation
+ *     index that gets a red zone; default 0.</li>
+ * <li>{@systemProperty metrale.debugSync} / {@code METRALE_DEBUG_SYNC}: synchronize after every
+ *     launch; default false.</li>
+ * <li>{@systemProperty metrale.d2h.trace} / {@code METRALE_D2H_TRACE}: collect device-to-host
+ *     copy sites; default false.</li>
+ * <li>{@systemProperty metrale.timing} / {@code METRALE_TIMING}: per-kernel timing spans;
+ *     default false.</li>
+ * <li>{@systemProperty metrale.allocSites} / {@code METRALE_ALLOC_SITES}: record each
+ *     allocation's {@code file:line}; default true.</li>
+ * </ul>
+ *
+ * <p><b>Flags.</b> None for this module; the CUDA backend needs
+ * {@code --enable-native-access=metrale.gpu.cuda}.
+ */
+module metrale.gpu {
+    // Telemetry types (Telemetry, LaunchTrace, ...) appear in the API's signatures.
+    requires transitive metrale.telemetry;
+
+    exports metrale.gpu;
+    exports metrale.gpu.spi;
+
+    uses metrale.gpu.spi.BackendProvider;
+}
