@@ -86,8 +86,30 @@ class SimLaunchConfigTest {
             fails(CudaError.INVALID_PTX, () -> dev.moduleLoadData("m", ".visible .entry k() { ret; }".getBytes(StandardCharsets.US_ASCII)));
             fails(CudaError.INVALID_IMAGE, () -> dev.moduleLoadData("m", SimKernels.image("other")))
                     .hasMessageContaining("another module");
-            assertThat(dev.moduleLoadData("m", new byte[] {0x7f, 'E', 'L', 'F', 2, 1})).isNotZero();
-            assertThat(dev.moduleLoadData("m", new byte[] {0x50, (byte) 0xED, 0x55, (byte) 0xBA, 1, 0})).isNotZero();
+            fails(CudaError.INVALID_IMAGE, () -> dev.moduleLoadData("m", new byte[] {0x7f, 'E', 'L', 'F', 0, 0, 0}));
+            fails(CudaError.INVALID_IMAGE, () -> dev.moduleLoadData("m", new byte[] {0x50, (byte) 0xED, 0x55, (byte) 0xBA, 1, 0}));
+            byte[] cubin = new byte[64];
+            cubin[0] = 0x7f;
+            cubin[1] = 'E';
+            cubin[2] = 'L';
+            cubin[3] = 'F';
+            cubin[4] = 2;
+            cubin[5] = 1;
+            cubin[18] = (byte) 190;
+            assertThat(dev.moduleLoadData("m", cubin)).isNotZero();
+            cubin[18] = 62;
+            fails(CudaError.INVALID_IMAGE, () -> dev.moduleLoadData("m", cubin)).hasMessageContaining("not a CUDA cubin");
+            byte[] fatbin = new byte[24];
+            fatbin[0] = 0x50;
+            fatbin[1] = (byte) 0xED;
+            fatbin[2] = 0x55;
+            fatbin[3] = (byte) 0xBA;
+            fatbin[4] = 1;
+            fatbin[6] = 16;
+            fatbin[8] = 8;
+            assertThat(dev.moduleLoadData("m", fatbin)).isNotZero();
+            fatbin[8] = 9;
+            fails(CudaError.INVALID_IMAGE, () -> dev.moduleLoadData("m", fatbin)).hasMessageContaining("fatbin");
             byte[] nulTerminated = (PTX + "\0").getBytes(StandardCharsets.US_ASCII);
             assertThat(dev.moduleLoadData("t", nulTerminated)).isNotZero();
         }
@@ -97,6 +119,8 @@ class SimLaunchConfigTest {
     void functionLookupRules() {
         try (Fixture fx = new Fixture()) {
             SimDevice dev = fx.dev;
+            fails(CudaError.NOT_FOUND, () -> dev.moduleGetFunction(fx.module, ""));
+            fails(CudaError.INVALID_VALUE, () -> dev.moduleGetFunction(fx.module, null));
             fails(CudaError.NOT_FOUND, () -> dev.moduleGetFunction(fx.module, "nope"))
                     .hasMessageContaining("SimKernels.register(\"t\", \"nope\"");
             assertThat(fx.f("fill")).isNotZero().isEqualTo(fx.f("fill"));
