@@ -11,8 +11,9 @@ import metrale.gpu.GpuException;
 /**
  * Classifies a module image as {@code cuModuleLoadData} would: PTX text (its {@code .entry} names
  * are kept, so a twin must match a real kernel), an ELF cubin, a fatbin, or a
- * {@link SimKernels#image} marker; anything else is {@code INVALID_IMAGE}, and text that looks like
- * PTX but has no {@code .version} is {@code INVALID_PTX}.
+ * {@link SimKernels#image} marker; anything else is {@code INVALID_IMAGE}, including text without a
+ * {@code .version} header (as an H200 answers). PTX whose body is not PTX (an unknown instruction,
+ * unbalanced braces) is {@code INVALID_PTX}, as the JIT would refuse it.
  *
  * @param kind    a label for messages
  * @param entries the PTX entry names, or {@code null} when the image does not list them
@@ -78,12 +79,13 @@ record ModuleImage(String kind, Set<String> entries) {
             }
         }
         if (!text.contains(".version")) {
-            if (text.contains(".entry")) {
-                throw new GpuException(CudaError.INVALID_PTX, OP, "module=" + name
-                        + ": PTX text without a .version directive");
-            }
+            // An H200 answers INVALID_IMAGE here even when the text has a .entry.
             throw new GpuException(CudaError.INVALID_IMAGE, OP, "module=" + name
                     + ": text that is not PTX (no .version directive)");
+        }
+        String problem = PtxCheck.problem(text);
+        if (problem != null) {
+            throw new GpuException(CudaError.INVALID_PTX, OP, "module=" + name + ": the PTX JIT would refuse it: " + problem);
         }
         Set<String> entries = new LinkedHashSet<>();
         Matcher m = ENTRY.matcher(text);

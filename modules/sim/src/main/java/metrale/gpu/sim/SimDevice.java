@@ -1168,11 +1168,9 @@ public final class SimDevice implements Driver {
                         + ": not a loaded module (never loaded, or unloaded)");
             }
             String d = m + ", func=" + func;
-            if (func == null) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": the function name is NULL");
-            }
-            if (func.isEmpty()) {
-                throw err(CudaError.NOT_FOUND, op, d + ": no function has an empty name");
+            if (func == null || func.isEmpty()) {
+                // An H200 answers INVALID_VALUE for an empty name, not NOT_FOUND.
+                throw err(CudaError.INVALID_VALUE, op, d + ": the function needs a name");
             }
             if (m.entries != null && !m.entries.contains(func)) {
                 throw err(CudaError.NOT_FOUND, op, d + ": the module's PTX has no '.entry " + func + "' (entries: "
