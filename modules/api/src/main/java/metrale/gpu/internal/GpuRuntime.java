@@ -201,29 +201,51 @@ public final class GpuRuntime implements Gpu {
         }
     }
 
-    /** Adds the ledger entry nearest the first address the driver's message names. */
+    /**
+     * Adds the ledger entry nearest an address the driver's message names. Of the hex numbers in
+     * the message (which may also name kernels or streams), the one closest to a live allocation is
+     * taken as the faulting address.
+     */
     private GpuException withNearestAllocation(GpuException e) {
         Matcher m = HEX.matcher(e.getMessage() == null ? "" : e.getMessage());
+        long bestAddr = 0;
+        long bestDist = -1;
+        Ledger.Entry best = null;
         while (m.find()) {
-            long addr = Long.parseUnsignedLong(m.group(1), 16);
+            long addr;
+            try {
+                addr = Long.parseUnsignedLong(m.group(1), 16);
+            } catch (NumberFormatException ex) {
+                continue;
+            }
             Ledger.Entry near = ledger.nearest(addr);
             if (near == null) {
                 return e;
             }
-            long off = addr - near.base();
-            String where;
-            if (off >= 0 && off < near.allocation().bytes()) {
-                where = "inside, at +" + off;
-            } else if (off >= 0) {
-                where = (off - near.allocation().bytes()) + " byte(s) past its end";
-            } else {
-                where = (-off) + " byte(s) before its start";
+            long dist = addr < near.base() ? near.base() - addr
+                    : addr < near.end() + near.pad() ? 0 : addr - (near.end() + near.pad());
+            if (best == null || Long.compareUnsigned(dist, bestDist) < 0) {
+                best = near;
+                bestDist = dist;
+                bestAddr = addr;
             }
-            String d = (e.details().isEmpty() ? "" : e.details() + "; ")
-                    + "nearest allocation to 0x" + Long.toHexString(addr) + ": " + near.describe() + ", " + where;
-            return new GpuException(e.error(), e.rawCode(), e.operation(), d, e);
         }
-        return e;
+        if (best == null) {
+            return e;
+        }
+        long off = bestAddr - best.base();
+        String where;
+        if (off >= 0 && off < best.allocation().bytes()) {
+            where = "inside it, at +" + off;
+        } else if (off >= 0) {
+            where = (off - best.allocation().bytes()) + " byte(s) past its end"
+                    + (off < best.allocation().bytes() + best.pad() ? ", in its red zone" : "");
+        } else {
+            where = (-off) + " byte(s) before its start";
+        }
+        String d = (e.details().isEmpty() ? "" : e.details() + "; ")
+                + "nearest allocation to 0x" + Long.toHexString(bestAddr) + ": " + best.describe() + ", " + where;
+        return new GpuException(e.error(), e.rawCode(), e.operation(), d, e);
     }
 
     private RuntimeException launchFailed(GpuException e, long func, String suffix) {
@@ -282,7 +304,8 @@ public final class GpuRuntime implements Gpu {
         Checks.size(bytes, "bytes", "alloc");
         String site = allocSites ? CallSites.caller() : "?";
         long index = ledger.nextIndex();
-        long pad = redZones.on() ? redZones.padFor(index) : 0;
+        // Size 0 goes to the driver unpadded, so it fails as CUDA's cuMemAlloc does.
+        long pad = redZones.on() && bytes > 0 ? redZones.padFor(index) : 0;
         if (pad > Long.MAX_VALUE - bytes) {
             throw new IllegalArgumentException("alloc(bytes=" + bytes + "): with the " + pad + "-byte red zone it overflows");
         }
