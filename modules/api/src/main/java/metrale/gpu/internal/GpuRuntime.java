@@ -1471,11 +1471,25 @@ public final class GpuRuntime implements Gpu {
         boolean faulted = before instanceof FaultLatch.Latched;
         if (!faulted) {
             // Pending async copies may still write pinned memory or read buffers freed below.
-            quietly("cuCtxSynchronize", false, driver::ctxSynchronize);
+            try {
+                driver.ctxSynchronize();
+            } catch (GpuException e) {
+                // A fault that surfaces only now makes every release below fail the same way.
+                faulted = e.error().isSticky() || probe().isSticky();
+                LOG.log(faulted || e.error().isTeardown() ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
+                        "metrale-gpu: close: cuCtxSynchronize failed: " + e.getMessage());
+                if (faulted) {
+                    LOG.log(System.Logger.Level.WARNING, "metrale-gpu: close: the context reports a sticky fault "
+                            + "no call had surfaced: " + e.getMessage());
+                }
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "metrale-gpu: close: cuCtxSynchronize failed: " + e);
+            }
         }
+        boolean quiet = faulted;
         for (Handles.Graph g : handles.drainGraphs()) {
-            quietly("cuGraphExecDestroy", faulted, () -> driver.graphExecDestroy(g.exec()));
-            quietly("cuGraphDestroy", faulted, () -> driver.graphDestroy(g.graph()));
+            quietly("cuGraphExecDestroy", quiet, () -> driver.graphExecDestroy(g.exec()));
+            quietly("cuGraphDestroy", quiet, () -> driver.graphDestroy(g.graph()));
         }
         List<Ledger.Entry> leaks = ledger.drain();
         if (!leaks.isEmpty()) {
@@ -1487,26 +1501,26 @@ public final class GpuRuntime implements Gpu {
                     + bytes + " bytes were never freed; freeing them");
             for (Ledger.Entry e : leaks) {
                 LOG.log(System.Logger.Level.WARNING, "metrale-gpu: leak: " + e.describe());
-                quietly("cuMemFree_v2 " + e.allocation().ptr(), faulted, () -> driver.memFree(e.base()));
+                quietly("cuMemFree_v2 " + e.allocation().ptr(), quiet, () -> driver.memFree(e.base()));
             }
         }
         for (ArenaTable.Chunk c : arenas.drain()) {
-            quietly("cuMemFree_v2 arena chunk 0x" + Long.toHexString(c.base), faulted, () -> driver.memFree(c.base));
+            quietly("cuMemFree_v2 arena chunk 0x" + Long.toHexString(c.base), quiet, () -> driver.memFree(c.base));
         }
         for (MemorySegment seg : pinned.drain()) {
-            quietly("cuMemFreeHost", faulted, () -> driver.memFreeHost(seg));
+            quietly("cuMemFreeHost", quiet, () -> driver.memFreeHost(seg));
         }
         for (long ev : handles.drainEvents()) {
-            quietly("cuEventDestroy_v2", faulted, () -> driver.eventDestroy(ev));
+            quietly("cuEventDestroy_v2", quiet, () -> driver.eventDestroy(ev));
         }
         for (long s : handles.drainStreams()) {
-            quietly("cuStreamDestroy_v2", faulted, () -> driver.streamDestroy(s));
+            quietly("cuStreamDestroy_v2", quiet, () -> driver.streamDestroy(s));
         }
         for (long m : modules.drain()) {
-            quietly("cuModuleUnload", faulted, () -> driver.moduleUnload(m));
+            quietly("cuModuleUnload", quiet, () -> driver.moduleUnload(m));
         }
         opCache.clear();
-        quietly("closing the driver", faulted, driver::close);
+        quietly("closing the driver", quiet, driver::close);
     }
 
     @Override
