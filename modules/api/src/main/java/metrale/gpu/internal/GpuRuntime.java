@@ -995,7 +995,9 @@ public final class GpuRuntime implements Gpu {
         long func = Objects.requireNonNull(kernel, "kernel").value();
         Objects.requireNonNull(config, "config");
         long st = Objects.requireNonNull(stream, "stream").handle();
-        Objects.requireNonNull(args, "args");
+        if (Objects.requireNonNull(args, "args").isClosed()) {
+            throw new IllegalStateException("launch: KernelArgs is closed");
+        }
         long t0 = timingOn ? timing.begin() : 0;
         try {
             driver.launchKernel(func, config, st, args);
@@ -1437,7 +1439,7 @@ public final class GpuRuntime implements Gpu {
         MemorySegment reg = pinned.remove(host);
         if (reg == null) {
             throw new GpuException(CudaError.INVALID_VALUE, "freeHostPinned", "host=0x" + Long.toHexString(host.address())
-                    + " (" + host.byteSize() + " B) is not a segment allocHostPinned returned, or is already freed; nothing was freed");
+                    + " is not the base of memory allocHostPinned returned, or is already freed; nothing was freed");
         }
         try {
             driver.memFreeHost(reg);
