@@ -1,6 +1,7 @@
 package metrale.gpu.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -345,16 +346,21 @@ public abstract class CopyContract extends GpuContract {
         gpu.free(p);
     }
 
-    /** copyH2DAsync from a heap segment: the same promise, the source is free on return. */
+    /** Async copies take native memory only: a heap segment (which may move) is refused before the device. */
     @Test
-    public void copyH2DAsyncFromHeapSegment() {
+    public void asyncCopiesRefuseHeapSegments() {
         Stream s = gpu.createStream();
         DevicePtr p = gpu.alloc(40);
-        int[] src = iota(10, 77);
-        gpu.copyH2DAsync(MemorySegment.ofArray(src), p, s);
-        java.util.Arrays.fill(src, 0);
+        gpu.copyH2D(ints(10, 3), p);
+        MemorySegment heap = MemorySegment.ofArray(new int[10]);
+        assertLedgerUnchanged(() -> {
+            assertThatThrownBy(() -> gpu.copyH2DAsync(heap, p, s)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> gpu.copyH2DAsyncRetained(heap, p, s)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> gpu.copyD2HAsync(p, heap, s)).isInstanceOf(IllegalArgumentException.class);
+        });
         gpu.synchronize(s);
-        assertThat(readInts(p, 10)).containsExactly(iota(10, 77));
+        assertThat(readInts(p, 10)).containsOnly(3);
+        assertThat(heap.toArray(ValueLayout.JAVA_INT)).containsOnly(0);
         gpu.destroyStream(s);
         gpu.free(p);
     }
