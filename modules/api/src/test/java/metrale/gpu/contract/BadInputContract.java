@@ -144,7 +144,7 @@ public abstract class BadInputContract extends GpuContract {
         gpu.memset(q, 0x22, 256);
         Stream s = gpu.createStream();
         refused(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new byte[257], p));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new int[60], p.plus(16)));
+        refused(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new int[61], p.plus(16)));
         refused(CudaError.INVALID_VALUE, () -> gpu.copyD2H(p, new byte[257]));
         refused(CudaError.INVALID_VALUE, () -> gpu.copyD2H(p.plus(200), new long[8]));
         refused(CudaError.INVALID_VALUE, () -> gpu.copyD2D(p, q, 257));

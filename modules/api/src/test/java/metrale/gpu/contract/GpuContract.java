@@ -45,6 +45,12 @@ public abstract class GpuContract {
     /** The module name the contract kernels are loaded under. */
     public static final String MODULE = "contract";
 
+    /**
+     * A second name the same PTX is loaded as by {@link KernelContract}: backends that bind
+     * kernels by module name (the simulator's twins) provide the contract kernels under it too.
+     */
+    public static final String SECOND_MODULE = "contract2";
+
     /** The classpath resource holding the PTX of {@code contract.cu}. */
     public static final String PTX_RESOURCE = "/metrale/gpu/contract/contract.ptx";
 

@@ -227,9 +227,9 @@ public abstract class KernelContract extends GpuContract {
     /** The same image loads under a second name, with its own kernels. */
     @Test
     public void oneImageLoadsUnderTwoNames() {
-        gpu.loadModule("contract2", contractPtx());
-        assertThat(gpu.hasModule("contract2")).isTrue();
-        KernelHandle k = gpu.kernel("contract2", "add_i32");
+        gpu.loadModule(SECOND_MODULE, contractPtx());
+        assertThat(gpu.hasModule(SECOND_MODULE)).isTrue();
+        KernelHandle k = gpu.kernel(SECOND_MODULE, "add_i32");
         assertThat(gpu.telemetry().trace().nameOf(k.value())).isEqualTo("contract2::add_i32");
         DevicePtr p = gpu.alloc(16);
         gpu.copyH2D(ints(4, 1), p);
@@ -346,9 +346,7 @@ public abstract class KernelContract extends GpuContract {
         Stream nb = gpu.createStream(true);
         DevicePtr p = gpu.alloc(64);
         gpu.copyH2D(ints(16, 1), p);
-        long syncs = gpu.telemetry().counters().streamSyncs();
         addI32(p, 1, 16, nb);
-        assertThat(gpu.telemetry().counters().streamSyncs()).as("a sync after the launch").isGreaterThan(syncs);
         assertThat(gpu.streamQuery(nb)).as("the stream is idle after a debug-synced launch").isTrue();
         assertThat(readInts(p, 16)).containsOnly(2);
         gpu.destroyStream(nb);
