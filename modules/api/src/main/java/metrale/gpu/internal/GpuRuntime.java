@@ -517,7 +517,7 @@ public final class GpuRuntime implements Gpu {
         latch.check("sweepUnreleased");
         int freed = 0;
         GpuException first = null;
-        for (Ledger.Entry e : ledger.drain()) {
+        for (Ledger.Entry e : ledger.drain("sweepUnreleased called at " + CallSites.caller())) {
             try {
                 driver.memFree(e.base());
                 freed++;
@@ -1509,7 +1509,7 @@ public final class GpuRuntime implements Gpu {
             quietly("cuGraphExecDestroy", quiet, () -> driver.graphExecDestroy(g.exec()));
             quietly("cuGraphDestroy", quiet, () -> driver.graphDestroy(g.graph()));
         }
-        List<Ledger.Entry> leaks = ledger.drain();
+        List<Ledger.Entry> leaks = ledger.drain("close");
         if (!leaks.isEmpty()) {
             long bytes = 0;
             for (Ledger.Entry e : leaks) {

@@ -20,6 +20,7 @@ import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
+import net.jqwik.api.From;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.Size;
@@ -38,7 +39,7 @@ class LedgerProperties {
     }
 
     @Property(tries = 60)
-    void ledgerMatchesTheModel(@ForAll("ops") @Size(max = 60) List<Op> ops) {
+    void ledgerMatchesTheModel(@ForAll @Size(max = 60) List<@From("ops") Op> ops) {
         try (Gpu gpu = sim().open()) {
             List<Allocation> model = new ArrayList<>();
             List<DevicePtr> dead = new ArrayList<>();
