@@ -815,6 +815,11 @@ public final class SimDevice implements Driver {
                 if (c.invalidated) {
                     throw bad(s, CudaError.STREAM_CAPTURE_INVALIDATED, op, d + ": the event was recorded in " + c);
                 }
+                if (s.kind == SimStream.Kind.LEGACY) {
+                    c.invalidate(op);
+                    throw err(CudaError.STREAM_CAPTURE_IMPLICIT, op, d + ": the legacy stream cannot join " + c
+                            + "; the capture is now invalidated");
+                }
                 if (s.capture == null) {
                     // Fork: the stream joins the capture, after the event's position.
                     s.capture = c;
