@@ -1169,6 +1169,7 @@ public final class SimDevice implements Driver {
             }
             String d = m + ", func=" + func;
             if (func == null || func.isEmpty()) {
+                // An H200 answers INVALID_VALUE for an empty name, not NOT_FOUND.
                 throw err(CudaError.INVALID_VALUE, op, d + ": the function needs a name");
             }
             if (m.entries != null && !m.entries.contains(func)) {
