@@ -71,4 +71,9 @@ public final class CudaBackend {
     public static int driverVersion() {
         return CudaLib.driverGetVersion();
     }
+
+    /** {@return the exported name bound for {@code cuEventElapsedTime}: {@code cuEventElapsedTime_v2} where the driver has it} */
+    public static String eventElapsedTimeFunction() {
+        return CudaLib.EVENT_ELAPSED_TIME;
+    }
 }
