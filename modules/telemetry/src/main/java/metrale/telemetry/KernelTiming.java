@@ -94,8 +94,12 @@ public final class KernelTiming {
         if (beginNanos == 0) {
             return;
         }
-        long elapsed = System.nanoTime() - beginNanos;
-        stats.computeIfAbsent(names.nameOf(funcHandle), k -> new Acc()).add(elapsed);
+        add(funcHandle, System.nanoTime() - beginNanos);
+    }
+
+    /** Adds one span of {@code nanos} to the kernel's stats. */
+    void add(long funcHandle, long nanos) {
+        stats.computeIfAbsent(names.nameOf(funcHandle), k -> new Acc()).add(nanos);
     }
 
     /**
