@@ -42,7 +42,7 @@ run main --exclude-tag sticky-driver --exclude-tag sticky-runtime --exclude-tag 
 run sticky-driver --include-tag sticky-driver
 run sticky-runtime --include-tag sticky-runtime
 # Every fault-contract test poisons its process: one JVM per test method.
-for m in $("${jvm[@]}" -cp "$cp" metrale.gpu.cuda.contract.TestMethods metrale.gpu.cuda.contract.CudaFaultContractTest); do
+for m in $("${jvm[@]}" -cp "$cp$here/junit-platform-console-standalone.jar" metrale.gpu.cuda.contract.TestMethods metrale.gpu.cuda.contract.CudaFaultContractTest); do
     run "fault-${m#*#}" --select-method "$m" --include-tag sticky-contract
 done
 
