@@ -261,6 +261,18 @@ public abstract class BadInputContract extends GpuContract {
         assertStillWorks();
     }
 
+    /** A handle from a module that was replaced is INVALID_HANDLE: a launch never reaches unloaded code. */
+    @Test
+    public void handlesOfAReplacedModuleAreRefused() {
+        KernelHandle old = gpu.kernel(MODULE, "noop");
+        prepareKernels(gpu);
+        refused(CudaError.INVALID_HANDLE, () -> gpu.launch(old, LaunchConfig.of(1, 1), Stream.DEFAULT, args.clear()));
+        KernelHandle fresh = gpu.kernel(MODULE, "noop");
+        gpu.launch(fresh, LaunchConfig.of(1, 1), Stream.DEFAULT, args.clear());
+        gpu.synchronize();
+        assertStillWorks();
+    }
+
     /** Bad launch dimensions are INVALID_VALUE each, and the device is fine afterwards (case 23). */
     @Test
     public void badLaunchDimensions() {

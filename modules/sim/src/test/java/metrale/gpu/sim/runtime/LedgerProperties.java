@@ -80,6 +80,7 @@ class LedgerProperties {
                 assertThat(gpu.liveAllocations()).isEqualTo(model);
                 assertThat(gpu.liveBytes()).isEqualTo(model.stream().mapToLong(Allocation::bytes).sum());
             }
+            assertThat(gpu.sweepUnreleased()).isEqualTo(model.size());
         }
     }
 
@@ -141,6 +142,7 @@ class LedgerProperties {
             }
             assertThat(gpu.liveAllocations()).extracting(Allocation::ptr).containsExactly(keep);
             assertThat(gpu.liveBytes()).isEqualTo(1);
+            gpu.free(keep);
         }
     }
 }
