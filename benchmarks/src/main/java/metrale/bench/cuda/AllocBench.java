@@ -71,6 +71,16 @@ public class AllocBench {
         Bare.memFree(Bare.memAlloc(bytes));
     }
 
+    /**
+     * Makes the runtime's context current on the thread about to run the iteration, so the bare
+     * calls, which bind nothing, find it there even if JMH moved the benchmark to another thread;
+     * not timed.
+     */
+    @Setup(Level.Iteration)
+    public void bind() {
+        gpu.bindToThread();
+    }
+
     /** Closes the runtime. */
     @TearDown(Level.Trial)
     public void tearDown() {

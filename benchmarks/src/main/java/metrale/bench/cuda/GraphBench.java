@@ -92,6 +92,16 @@ public class GraphBench {
         Bare.streamSynchronize(st);
     }
 
+    /**
+     * Makes the runtime's context current on the thread about to run the iteration, so the bare
+     * calls, which bind nothing, find it there even if JMH moved the benchmark to another thread;
+     * not timed.
+     */
+    @Setup(Level.Iteration)
+    public void bind() {
+        gpu.bindToThread();
+    }
+
     /** Drains the stream before each batch; not timed. */
     @Setup(Level.Invocation)
     public void drain() {

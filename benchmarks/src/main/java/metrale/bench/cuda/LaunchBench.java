@@ -149,6 +149,16 @@ public class LaunchBench {
         Bare.streamSynchronize(st);
     }
 
+    /**
+     * Makes the runtime's context current on the thread about to run the iteration, so the bare
+     * calls, which bind nothing, find it there even if JMH moved the benchmark to another thread;
+     * not timed.
+     */
+    @Setup(Level.Iteration)
+    public void bind() {
+        gpu.bindToThread();
+    }
+
     /** Drains the stream (and clears the trace) before each batch; not timed. */
     @Setup(Level.Invocation)
     public void drain() {
@@ -167,8 +177,10 @@ public class LaunchBench {
         }
         if (gpu != null) {
             gpu.synchronize(stream);
-            gpu.free(x);
-            gpu.free(y);
+            if (x != null) {
+                gpu.free(x);
+                gpu.free(y);
+            }
             gpu.destroyStream(stream);
             args.close();
             gpu.close();
