@@ -62,13 +62,27 @@ public final class ResultsPage {
             new Rule("CopyBench.d2d", "CopyBench.d2dBare", Double.NaN, "1 GiB D2D + sync"),
             new Rule("SimBench.launchSyncTraced", "SimBench.launchSync", Double.NaN, "simulator launch+sync, trace on"));
 
+    /**
+     * A ratio inside one {@code PairedBench} result: secondary counter {@code num} over {@code den}
+     * (nanoseconds summed over interleaved batches).
+     */
+    record Paired(String bench, String num, String den, double target, String note) {
+    }
+
+    static final List<Paired> PAIRED = List.of(
+            new Paired("PairedBench.launch", "offNs", "bareNs", 1.03, "launch, telemetry off (interleaved with bare)"),
+            new Paired("PairedBench.launch", "traceNs", "bareNs", 1.10, "launch, launch trace on (interleaved with bare)"),
+            new Paired("PairedBench.graph", "offNs", "bareNs", 1.03, "graph replay, 100 kernels (interleaved with bare)"),
+            new Paired("PairedBench.alloc", "offNs", "bareNs", 1.25, "alloc+free, ledger with call sites (interleaved with bare)"),
+            new Paired("PairedBench.alloc", "traceNs", "bareNs", Double.NaN, "alloc+free, ledger without call sites (interleaved)"));
+
     static final List<Floor> FLOORS = List.of(
             new Floor("SimBench.axpyThreads", 1e8, "thread-invocations/s", "simulator axpy kernel, one core"),
             new Floor("SimBench.launchSync", 2e6, "launch+sync/s", "simulator launch+sync op rate"));
 
     /** One JMH result. */
     record Result(String run, String bench, String params, String mode, double score, double error, String unit,
-                  double bytesPerOp) {
+                  double bytesPerOp, Map<String, Double> secondary) {
 
         /** {@return the score in seconds per op, or NaN for a mode without one} */
         double secondsPerOp() {
@@ -168,15 +182,19 @@ public final class ResultsPage {
             @SuppressWarnings("unchecked")
             Map<String, Object> pmx = (Map<String, Object>) m.get("primaryMetric");
             double bpo = Double.NaN;
+            Map<String, Double> secondary = new LinkedHashMap<>();
             if (m.get("secondaryMetrics") instanceof Map<?, ?> sm) {
                 for (var e : sm.entrySet()) {
-                    if (e.getKey().toString().endsWith("gc.alloc.rate.norm") && e.getValue() instanceof Map<?, ?> v) {
-                        bpo = Json.number(v.get("score"));
+                    if (e.getValue() instanceof Map<?, ?> v) {
+                        secondary.put(e.getKey().toString(), Json.number(v.get("score")));
+                        if (e.getKey().toString().endsWith("gc.alloc.rate.norm")) {
+                            bpo = Json.number(v.get("score"));
+                        }
                     }
                 }
             }
             out.add(new Result(name, bench, params, (String) m.get("mode"), Json.number(pmx.get("score")),
-                    Json.number(pmx.get("scoreError")), (String) pmx.get("scoreUnit"), bpo));
+                    Json.number(pmx.get("scoreError")), (String) pmx.get("scoreUnit"), bpo, secondary));
         }
         return new Run(name, json, meta, out, first == null ? Map.of() : first);
     }
@@ -208,6 +226,26 @@ public final class ResultsPage {
                                 Double.NaN, "B/op", Double.NaN, "0 B/op",
                                 Double.isNaN(r.bytesPerOp) ? null : r.bytesPerOp < 0.5));
                     }
+                }
+            }
+            for (Paired p : PAIRED) {
+                for (Result r : run.results) {
+                    if (!r.bench.equals(p.bench)) {
+                        continue;
+                    }
+                    Double num = r.secondary.get(p.num);
+                    Double den = r.secondary.get(p.den);
+                    Double ops = r.secondary.get("ops");
+                    if (num == null || den == null || ops == null || ops == 0) {
+                        continue;
+                    }
+                    double ratio = num / den;
+                    boolean has = !Double.isNaN(p.target);
+                    // graph and alloc ignore the kernel parameter: their two results are repeats.
+                    String params = p.bench.equals("PairedBench.launch") ? r.params : r.params + " (unused; a repeat)";
+                    out.add(new Ratio(run.name, p.note, r.bench + ":" + p.num, params, r.bench + ":" + p.den,
+                            num / ops, den / ops, "ns/op", ratio,
+                            has ? String.format(Locale.ROOT, "≤ %.2f×", p.target) : "—", has ? ratio <= p.target : null));
                 }
             }
             for (Floor f : FLOORS) {
@@ -336,7 +374,8 @@ public final class ResultsPage {
     static String svg(List<Ratio> ratios) {
         List<Ratio> rows = new ArrayList<>();
         for (Ratio r : ratios) {
-            if (!Double.isNaN(r.ratio) && (r.bench.startsWith("LaunchBench.") || r.bench.startsWith("GraphBench."))) {
+            if (!Double.isNaN(r.ratio) && (r.bench.startsWith("LaunchBench.") || r.bench.startsWith("GraphBench.")
+                    || r.bench.startsWith("PairedBench.launch") || r.bench.startsWith("PairedBench.graph"))) {
                 rows.add(r);
             }
         }
