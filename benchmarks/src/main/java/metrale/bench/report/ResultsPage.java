@@ -316,6 +316,20 @@ public final class ResultsPage {
             b.append("\n![launch-path ratios](").append(svgLink).append(")\n");
         }
 
+        b.append("\n### Reading the table\n\n");
+        b.append("- `PairedBench` rows decide the launch, trace, graph and alloc targets: each invocation times a batch of "
+                + "the bare baseline and of each runtime variant back to back in one JVM (rotating their order), so they "
+                + "share the driver's and GPU's state. The separate `LaunchBench`/`GraphBench`/`AllocBench` rows compare "
+                + "different JVMs run minutes apart; on the H200 the bare `cuLaunchKernel` alone drifted by about 10% "
+                + "between such JVMs (see the ± errors, and `jfr`, which does strictly more work than `off`, scoring below "
+                + "it), which is more than the 3% being tested.\n");
+        b.append("- 0 B/op is met below 0.5 B/op: JMH's own per-invocation bookkeeping shows as a fraction of a byte per "
+                + "launch in the bare baseline too.\n");
+        b.append("- `PairedBench.graph` and `.alloc` ignore the `kernel` parameter; their two rows are repeat runs. The "
+                + "`alloc` repeat with `kernel=axpy4` has two small buffers live (the state's `x` and `y`), and there the "
+                + "driver's 1 MiB alloc+free costs about 4 µs instead of about 95 µs, so the ledger's fixed cost weighs "
+                + "far more.\n");
+
         for (Run run : runs) {
             b.append("\n## Run `").append(run.name).append("`\n\n");
             Properties m = run.meta;
@@ -327,7 +341,7 @@ public final class ResultsPage {
             row(b, "date", m.getProperty("date"));
             row(b, "JVM", f.get("vmName") + " " + f.get("vmVersion") + " (JDK " + f.get("jdkVersion") + ")");
             row(b, "JVM args", String.valueOf(f.get("jvmArgs")));
-            row(b, "JMH", f.get("jmhVersion") + "; forks " + fmtInt(f.get("forks")) + ", warmup "
+            row(b, "JMH (settings of the first result)", f.get("jmhVersion") + "; forks " + fmtInt(f.get("forks")) + ", warmup "
                     + fmtInt(f.get("warmupIterations")) + " × " + f.get("warmupTime") + ", measurement "
                     + fmtInt(f.get("measurementIterations")) + " × " + f.get("measurementTime"));
             row(b, "command", m.getProperty("command") == null ? null : "`" + m.getProperty("command") + "`");
@@ -344,11 +358,18 @@ public final class ResultsPage {
         b.append("\n## How to reproduce\n\n");
         b.append("Build the uber-jar: `./mvnw -q -pl benchmarks -am package -DskipTests` (gives `benchmarks/target/benchmarks.jar`).\n\n");
         b.append("- CUDA runs (a GPU host with a driver, no JDK needed): `scripts/gpu-bundle.sh` makes `.bundle/` with a jlinked "
-                + "runtime, the jar and `run-bench.sh`; on the host, `OUT=DIR RUN_NAME=h200 bash .bundle/run-bench.sh` runs the "
-                + "CUDA benchmarks with `-prof gc` and writes `DIR/h200-jmh.json`, `DIR/h200-meta.properties` and `DIR/h200.log`. "
-                + "Each run's exact command is in its table above.\n");
-        b.append("- Simulator runs (any machine): `JAVA=$JAVA_HOME/bin/java BENCH_JAR=benchmarks/target/benchmarks.jar "
-                + "OUT=benchmarks/results RUN_NAME=sim bash scripts/run-bench.sh SimBench`.\n");
+                + "runtime, `benchmarks.jar` and `run-bench.sh`. On the host, `OUT=DIR RUN_NAME=NAME bash .bundle/run-bench.sh "
+                + "[JMH ARGS]` writes `DIR/NAME-jmh.json`, `DIR/NAME-meta.properties` (machine, date, command) and `DIR/NAME.log`. "
+                + "The H200 results are three such runs, `h200-launch`, `h200-mem` and `h200-paired`, with the JMH arguments "
+                + "shown in the run's `command` above, and `h200-sim` (`'metrale\\.bench\\.sim\\.' -f 1 -wi 2 -w 1s -i 5 -r 1s -prof gc`); "
+                + "`h200-jmh.json` is the three CUDA files' arrays concatenated (`python3 -c 'import json,sys; "
+                + "print(json.dumps(sum((json.load(open(f)) for f in sys.argv[1:]), []), indent=4))' "
+                + "h200-launch-jmh.json h200-mem-jmh.json h200-paired-jmh.json > h200-jmh.json`). "
+                + "The logs of the CUDA runs are beside the JSON in `benchmarks/results/`.\n");
+        b.append("- Simulator runs (any machine; `sim` was run on the 2-core development VM, shared and loaded, so "
+                + "its errors are wide; `h200-sim` on the H200 host's CPU): `JAVA=$JAVA_HOME/bin/java "
+                + "BENCH_JAR=benchmarks/target/benchmarks.jar OUT=benchmarks/results RUN_NAME=sim bash scripts/run-bench.sh "
+                + "'metrale\\.bench\\.sim\\.' -f 1 -wi 3 -w 1s -i 5 -r 1s -prof gc`.\n");
         b.append("- This page: `java -cp benchmarks/target/benchmarks.jar metrale.bench.report.ResultsPage --svg "
                 + "benchmarks/launch-ratios.svg benchmarks/results/*-jmh.json > benchmarks/README.md`.\n\n");
         b.append("Method (details in each benchmark's Javadoc): launch and graph benchmarks time a batch of launches "
