@@ -6,6 +6,7 @@
 #   scripts/gpu-bundle.sh [OUTPUT_DIR]      (default: .bundle in the repository root)
 #
 # Then on the GPU host: bash OUTPUT_DIR/run-tests.sh   (exit status 0 only if every test passed)
+#                  and: OUT=DIR bash OUTPUT_DIR/run-bench.sh [JMH ARGS]   (the JMH benchmarks, JSON in DIR)
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -42,4 +43,10 @@ jlink --add-modules java.base,java.logging,java.xml,jdk.jfr,java.management,jdk.
 
 cp "$root/scripts/run-tests.sh" "$out/run-tests.sh"
 chmod +x "$out/run-tests.sh"
+
+# The JMH uber-jar (its own copy of every module, on the class path) and its runner.
+./mvnw -q -pl benchmarks -am package -DskipTests
+cp benchmarks/target/benchmarks.jar "$out/benchmarks.jar"
+cp "$root/scripts/run-bench.sh" "$out/run-bench.sh"
+chmod +x "$out/run-bench.sh"
 echo "bundle: $out ($(du -sh "$out" | cut -f1))"

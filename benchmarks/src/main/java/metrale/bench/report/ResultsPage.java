@@ -1,0 +1,461 @@
+package metrale.bench.report;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+
+/**
+ * Makes the benchmarks' results page (Markdown, on standard output) and an SVG plot of the
+ * launch-path ratios from JMH JSON result files, with no library but the JDK.
+ *
+ * <pre>
+ * java -cp benchmarks/target/benchmarks.jar metrale.bench.report.ResultsPage \
+ *     [--svg benchmarks/launch-ratios.svg] [--svg-link launch-ratios.svg] RUN-jmh.json... &gt; benchmarks/README.md
+ * </pre>
+ *
+ * Beside each {@code NAME-jmh.json} a {@code NAME-meta.properties} (written by
+ * {@code run-bench.sh}: machine, cpu, gpu, driver, jvm, date, command) describes the run; without
+ * one the page says what JMH's JSON itself records. Each ratio is a benchmark's score over its
+ * baseline's with the same parameters, in the direction where above 1 means slower than the
+ * baseline; a target is met when the ratio is at or below it. Throughput targets compare the score
+ * itself.
+ */
+public final class ResultsPage {
+
+    /** The D2D bandwidth the page compares with: an H200's device-to-device copy, bytes read plus written, per second. */
+    static final double H200_D2D_BYTES_PER_S = 4.3e12;
+
+    /** Bytes a {@code CopyBench.d2d} op moves, read plus written. */
+    static final double D2D_BYTES = 2.0 * (1L << 30);
+
+    /** A comparison of {@code bench} with {@code baseline}; {@code target} NaN means none. */
+    record Rule(String bench, String baseline, double target, String note) {
+    }
+
+    /** An absolute throughput target: {@code bench}'s score must be at least {@code atLeast}. */
+    record Floor(String bench, double atLeast, String unit, String note) {
+    }
+
+    static final List<Rule> RULES = List.of(
+            new Rule("LaunchBench.off", "LaunchBench.bare", 1.03, "launch, telemetry off"),
+            new Rule("LaunchBench.trace", "LaunchBench.bare", 1.10, "launch, launch trace on"),
+            new Rule("LaunchBench.jfr", "LaunchBench.bare", Double.NaN, "launch, JFR recording running"),
+            new Rule("GraphBench.launchGraph", "GraphBench.bare", 1.03, "graph replay (100 kernels)"),
+            new Rule("AllocBench.ledger", "AllocBench.bare", 1.25, "alloc+free, ledger with call sites, red zones off"),
+            new Rule("AllocBench.ledgerNoSites", "AllocBench.bare", Double.NaN, "alloc+free, ledger without call sites"),
+            new Rule("AllocBench.redZones", "AllocBench.bare", Double.NaN, "alloc+free, 256 B red zones"),
+            new Rule("CopyBench.h2dHeap", "CopyBench.h2dBareNative", Double.NaN, "4 KiB H2D from a byte[] (vs bare from native)"),
+            new Rule("CopyBench.h2dNative", "CopyBench.h2dBareNative", Double.NaN, "4 KiB H2D, pageable native"),
+            new Rule("CopyBench.h2dPinned", "CopyBench.h2dBarePinned", Double.NaN, "4 KiB H2D, pinned"),
+            new Rule("CopyBench.d2hHeap", "CopyBench.d2hBareNative", Double.NaN, "4 KiB D2H into a byte[] (vs bare into native)"),
+            new Rule("CopyBench.d2hNative", "CopyBench.d2hBareNative", Double.NaN, "4 KiB D2H, pageable native"),
+            new Rule("CopyBench.d2hPinned", "CopyBench.d2hBarePinned", Double.NaN, "4 KiB D2H, pinned"),
+            new Rule("CopyBench.d2d", "CopyBench.d2dBare", Double.NaN, "1 GiB D2D + sync"),
+            new Rule("SimBench.launchSyncTraced", "SimBench.launchSync", Double.NaN, "simulator launch+sync, trace on"));
+
+    /**
+     * A ratio inside one {@code PairedBench} result: secondary counter {@code num} over {@code den}
+     * (nanoseconds summed over interleaved batches).
+     */
+    record Paired(String bench, String num, String den, double target, String note) {
+    }
+
+    static final List<Paired> PAIRED = List.of(
+            new Paired("PairedBench.launch", "offNs", "bareNs", 1.03, "launch, telemetry off (interleaved with bare)"),
+            new Paired("PairedBench.launch", "traceNs", "bareNs", 1.10, "launch, launch trace on (interleaved with bare)"),
+            new Paired("PairedBench.graph", "offNs", "bareNs", 1.03, "graph replay, 100 kernels (interleaved with bare)"),
+            new Paired("PairedBench.alloc", "offNs", "bareNs", 1.25, "alloc+free, ledger with call sites (interleaved with bare)"),
+            new Paired("PairedBench.alloc", "traceNs", "bareNs", Double.NaN, "alloc+free, ledger without call sites (interleaved)"));
+
+    static final List<Floor> FLOORS = List.of(
+            new Floor("SimBench.axpyThreads", 1e8, "thread-invocations/s", "simulator axpy kernel, one core"),
+            new Floor("SimBench.launchSync", 2e6, "launch+sync/s", "simulator launch+sync op rate"));
+
+    /** One JMH result. */
+    record Result(String run, String bench, String params, String mode, double score, double error, String unit,
+                  double bytesPerOp, Map<String, Double> secondary) {
+
+        /** {@return the score in seconds per op, or NaN for a mode without one} */
+        double secondsPerOp() {
+            double scale = switch (unit.substring(0, unit.indexOf('/'))) {
+                case "ns" -> 1e-9;
+                case "us" -> 1e-6;
+                case "ms" -> 1e-3;
+                case "s" -> 1.0;
+                default -> Double.NaN;
+            };
+            if (unit.startsWith("ops/")) {
+                String per = unit.substring(4);
+                double sec = switch (per) {
+                    case "ns" -> 1e-9;
+                    case "us" -> 1e-6;
+                    case "ms" -> 1e-3;
+                    case "s" -> 1.0;
+                    default -> Double.NaN;
+                };
+                return sec / score;
+            }
+            return score * scale;
+        }
+    }
+
+    /** A run: its results and what describes it. */
+    record Run(String name, Path json, Properties meta, List<Result> results, Map<String, Object> first) {
+    }
+
+    private ResultsPage() {
+    }
+
+    /**
+     * Writes the page to standard output and the plot to {@code --svg}.
+     *
+     * @param args {@code [--svg FILE] [--svg-link NAME] JSON...}
+     * @throws IOException if a file cannot be read or written
+     */
+    public static void main(String[] args) throws IOException {
+        Path svg = null;
+        String svgLink = "launch-ratios.svg";
+        List<Path> jsons = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--svg" -> svg = Path.of(args[++i]);
+                case "--svg-link" -> svgLink = args[++i];
+                default -> jsons.add(Path.of(args[i]));
+            }
+        }
+        if (jsons.isEmpty()) {
+            System.err.println("usage: ResultsPage [--svg FILE] [--svg-link NAME] RUN-jmh.json... > README.md");
+            System.exit(2);
+        }
+        List<Run> runs = new ArrayList<>();
+        for (Path p : jsons) {
+            runs.add(read(p));
+        }
+        List<Ratio> ratios = ratios(runs);
+        if (svg != null) {
+            Files.writeString(svg, svg(ratios), StandardCharsets.UTF_8);
+        }
+        System.out.print(page(runs, ratios, svg != null ? svgLink : null));
+    }
+
+    static Run read(Path json) throws IOException {
+        Object doc = Json.parse(Files.readString(json, StandardCharsets.UTF_8));
+        if (!(doc instanceof List<?> list)) {
+            throw new IllegalArgumentException(json + ": not a JMH result file (expected a JSON array)");
+        }
+        String name = json.getFileName().toString().replaceFirst("(-jmh)?\\.json$", "");
+        Properties meta = new Properties();
+        Path mp = json.resolveSibling(name + "-meta.properties");
+        if (Files.exists(mp)) {
+            try (Reader r = Files.newBufferedReader(mp, StandardCharsets.UTF_8)) {
+                meta.load(r);
+            }
+        }
+        List<Result> out = new ArrayList<>();
+        Map<String, Object> first = null;
+        for (Object o : list) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> m = (Map<String, Object>) o;
+            if (first == null) {
+                first = m;
+            }
+            String full = (String) m.get("benchmark");
+            String[] parts = full.split("\\.");
+            String bench = parts[parts.length - 2] + "." + parts[parts.length - 1];
+            String params = "";
+            if (m.get("params") instanceof Map<?, ?> pm) {
+                StringBuilder b = new StringBuilder();
+                for (var e : new TreeMap<>(pm).entrySet()) {
+                    b.append(b.isEmpty() ? "" : ", ").append(e.getKey()).append('=').append(e.getValue());
+                }
+                params = b.toString();
+            }
+            @SuppressWarnings("unchecked")
+            Map<String, Object> pmx = (Map<String, Object>) m.get("primaryMetric");
+            double bpo = Double.NaN;
+            Map<String, Double> secondary = new LinkedHashMap<>();
+            if (m.get("secondaryMetrics") instanceof Map<?, ?> sm) {
+                for (var e : sm.entrySet()) {
+                    if (e.getValue() instanceof Map<?, ?> v) {
+                        secondary.put(e.getKey().toString(), Json.number(v.get("score")));
+                        if (e.getKey().toString().endsWith("gc.alloc.rate.norm")) {
+                            bpo = Json.number(v.get("score"));
+                        }
+                    }
+                }
+            }
+            out.add(new Result(name, bench, params, (String) m.get("mode"), Json.number(pmx.get("score")),
+                    Json.number(pmx.get("scoreError")), (String) pmx.get("scoreUnit"), bpo, secondary));
+        }
+        return new Run(name, json, meta, out, first == null ? Map.of() : first);
+    }
+
+    /** A computed ratio or floor check. */
+    record Ratio(String run, String what, String bench, String params, String baseline, double score,
+                 double base, String unit, double ratio, String target, Boolean met) {
+    }
+
+    static List<Ratio> ratios(List<Run> runs) {
+        List<Ratio> out = new ArrayList<>();
+        for (Run run : runs) {
+            for (Rule rule : RULES) {
+                for (Result r : run.results) {
+                    if (!r.bench.equals(rule.bench)) {
+                        continue;
+                    }
+                    Result b = find(run, rule.baseline, r.params);
+                    if (b == null) {
+                        continue;
+                    }
+                    double ratio = r.secondsPerOp() / b.secondsPerOp();
+                    boolean has = !Double.isNaN(rule.target);
+                    out.add(new Ratio(run.name, rule.note, r.bench, r.params, b.bench, r.score, b.score, r.unit, ratio,
+                            has ? String.format(Locale.ROOT, "≤ %.2f×", rule.target) : "—",
+                            has ? ratio <= rule.target : null));
+                    if (rule.bench.equals("LaunchBench.off")) {
+                        out.add(new Ratio(run.name, "launch, telemetry off: allocation", r.bench, r.params, "", r.bytesPerOp,
+                                Double.NaN, "B/op", Double.NaN, "0 B/op",
+                                Double.isNaN(r.bytesPerOp) ? null : r.bytesPerOp < 0.5));
+                    }
+                }
+            }
+            for (Paired p : PAIRED) {
+                for (Result r : run.results) {
+                    if (!r.bench.equals(p.bench)) {
+                        continue;
+                    }
+                    Double num = r.secondary.get(p.num);
+                    Double den = r.secondary.get(p.den);
+                    Double ops = r.secondary.get("ops");
+                    if (num == null || den == null || ops == null || ops == 0) {
+                        continue;
+                    }
+                    double ratio = num / den;
+                    boolean has = !Double.isNaN(p.target);
+                    // graph and alloc ignore the kernel parameter: their two results are repeats.
+                    String params = p.bench.equals("PairedBench.launch") ? r.params : r.params + " (unused; a repeat)";
+                    out.add(new Ratio(run.name, p.note, r.bench + ":" + p.num, params, r.bench + ":" + p.den,
+                            num / ops, den / ops, "ns/op", ratio,
+                            has ? String.format(Locale.ROOT, "≤ %.2f×", p.target) : "—", has ? ratio <= p.target : null));
+                }
+            }
+            for (Floor f : FLOORS) {
+                for (Result r : run.results) {
+                    if (r.bench.equals(f.bench)) {
+                        out.add(new Ratio(run.name, f.note, r.bench, r.params, "", r.score, Double.NaN, r.unit,
+                                Double.NaN, String.format(Locale.ROOT, "≥ %.0e %s", f.atLeast, f.unit), r.score >= f.atLeast));
+                    }
+                }
+            }
+            for (Result r : run.results) {
+                if (r.bench.equals("CopyBench.d2d") || r.bench.equals("CopyBench.d2dBare")) {
+                    double bw = D2D_BYTES / r.secondsPerOp();
+                    out.add(new Ratio(run.name, "1 GiB D2D bandwidth, TB/s (read+written) and fraction of 4.3 TB/s",
+                            r.bench, r.params, "", bw / 1e12, Double.NaN, "TB/s", bw / H200_D2D_BYTES_PER_S, "—", null));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static Result find(Run run, String bench, String params) {
+        for (Result r : run.results) {
+            if (r.bench.equals(bench) && r.params.equals(params)) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    static String fmt(double v) {
+        if (Double.isNaN(v)) {
+            return "—";
+        }
+        double a = Math.abs(v);
+        if (a >= 1e6) {
+            return String.format(Locale.ROOT, "%.3e", v);
+        }
+        if (a >= 100) {
+            return String.format(Locale.ROOT, "%.0f", v);
+        }
+        if (a >= 1) {
+            return String.format(Locale.ROOT, "%.2f", v);
+        }
+        return String.format(Locale.ROOT, "%.3f", v);
+    }
+
+    static String page(List<Run> runs, List<Ratio> ratios, String svgLink) {
+        StringBuilder b = new StringBuilder();
+        b.append("# metrale-gpu benchmarks: results\n\n");
+        b.append("Generated by `metrale.bench.report.ResultsPage` from the JMH result files listed below; do not edit by hand.\n");
+        b.append("Every number here comes from one of those files; \"How to reproduce\" says how each was made.\n\n");
+
+        b.append("## Targets\n\n");
+        b.append("A ratio is the runtime's time per op over the baseline's (bare driver calls through `java.lang.foreign` "
+                + "handles made in `metrale.bench.cuda.Bare`), same parameters, same run; above 1 is slower.\n\n");
+        b.append("| run | what | benchmark | params | score | baseline score | unit | ratio | target | met? |\n");
+        b.append("|---|---|---|---|---:|---:|---|---:|---|---|\n");
+        for (Ratio r : ratios) {
+            b.append("| ").append(r.run).append(" | ").append(r.what).append(" | `").append(r.bench).append('`')
+                    .append(r.baseline.isEmpty() ? "" : " vs `" + r.baseline + "`").append(" | ").append(r.params)
+                    .append(" | ").append(fmt(r.score)).append(" | ").append(fmt(r.base)).append(" | ").append(r.unit)
+                    .append(" | ").append(Double.isNaN(r.ratio) ? "—" : String.format(Locale.ROOT, "%.3f", r.ratio))
+                    .append(" | ").append(r.target).append(" | ")
+                    .append(r.met == null ? "—" : r.met ? "met" : "**missed**").append(" |\n");
+        }
+        if (svgLink != null) {
+            b.append("\n![launch-path ratios](").append(svgLink).append(")\n");
+        }
+
+        b.append("\n### Reading the table\n\n");
+        b.append("- `PairedBench` rows decide the launch, trace, graph and alloc targets: each invocation times a batch of "
+                + "the bare baseline and of each runtime variant back to back in one JVM (rotating their order), so they "
+                + "share the driver's and GPU's state. The separate `LaunchBench`/`GraphBench`/`AllocBench` rows compare "
+                + "different JVMs run minutes apart; on the H200 the bare `cuLaunchKernel` alone drifted by about 10% "
+                + "between such JVMs (see the ± errors, and `jfr`, which does strictly more work than `off`, scoring below "
+                + "it), which is more than the 3% being tested.\n");
+        b.append("- 0 B/op is met below 0.5 B/op: JMH's own per-invocation bookkeeping shows as a fraction of a byte per "
+                + "launch in the bare baseline too.\n");
+        b.append("- `PairedBench.graph` and `.alloc` ignore the `kernel` parameter; their two rows are repeat runs. The "
+                + "`alloc` repeat with `kernel=axpy4` has two small buffers live (the state's `x` and `y`), and there the "
+                + "driver's 1 MiB alloc+free costs about 4 µs instead of about 95 µs, so the ledger's fixed cost weighs "
+                + "far more.\n");
+
+        for (Run run : runs) {
+            b.append("\n## Run `").append(run.name).append("`\n\n");
+            Properties m = run.meta;
+            Map<String, Object> f = run.first;
+            row(b, "machine", m.getProperty("machine"));
+            row(b, "CPU", m.getProperty("cpu"));
+            row(b, "GPU", m.getProperty("gpu"));
+            row(b, "driver", m.getProperty("driver"));
+            row(b, "date", m.getProperty("date"));
+            row(b, "JVM", f.get("vmName") + " " + f.get("vmVersion") + " (JDK " + f.get("jdkVersion") + ")");
+            row(b, "JVM args", String.valueOf(f.get("jvmArgs")));
+            row(b, "JMH (settings of the first result)", f.get("jmhVersion") + "; forks " + fmtInt(f.get("forks")) + ", warmup "
+                    + fmtInt(f.get("warmupIterations")) + " × " + f.get("warmupTime") + ", measurement "
+                    + fmtInt(f.get("measurementIterations")) + " × " + f.get("measurementTime"));
+            row(b, "command", m.getProperty("command") == null ? null : "`" + m.getProperty("command") + "`");
+            row(b, "results", "`" + run.json.getFileName() + "`");
+            b.append("\n| benchmark | params | mode | score | ± error (99.9%) | unit | B/op (gc) |\n");
+            b.append("|---|---|---|---:|---:|---|---:|\n");
+            for (Result r : run.results) {
+                b.append("| `").append(r.bench).append("` | ").append(r.params).append(" | ").append(r.mode)
+                        .append(" | ").append(fmt(r.score)).append(" | ").append(fmt(r.error)).append(" | ")
+                        .append(r.unit).append(" | ").append(fmt(r.bytesPerOp)).append(" |\n");
+            }
+        }
+
+        b.append("\n## How to reproduce\n\n");
+        b.append("Build the uber-jar: `./mvnw -q -pl benchmarks -am package -DskipTests` (gives `benchmarks/target/benchmarks.jar`).\n\n");
+        b.append("- CUDA runs (a GPU host with a driver, no JDK needed): `scripts/gpu-bundle.sh` makes `.bundle/` with a jlinked "
+                + "runtime, `benchmarks.jar` and `run-bench.sh`. On the host, `OUT=DIR RUN_NAME=NAME bash .bundle/run-bench.sh "
+                + "[JMH ARGS]` writes `DIR/NAME-jmh.json`, `DIR/NAME-meta.properties` (machine, date, command) and `DIR/NAME.log`. "
+                + "The H200 results are three such runs, `h200-launch`, `h200-mem` and `h200-paired`, with the JMH arguments "
+                + "shown in the run's `command` above, and `h200-sim` (`'metrale\\.bench\\.sim\\.' -f 1 -wi 2 -w 1s -i 5 -r 1s -prof gc`); "
+                + "`h200-jmh.json` is the three CUDA files' arrays concatenated (`python3 -c 'import json,sys; "
+                + "print(json.dumps(sum((json.load(open(f)) for f in sys.argv[1:]), []), indent=4))' "
+                + "h200-launch-jmh.json h200-mem-jmh.json h200-paired-jmh.json > h200-jmh.json`). "
+                + "The logs of the CUDA runs are beside the JSON in `benchmarks/results/`.\n");
+        b.append("- Simulator runs (any machine; `sim` was run on the 2-core development VM, shared and loaded, so "
+                + "its errors are wide; `h200-sim` on the H200 host's CPU): `JAVA=$JAVA_HOME/bin/java "
+                + "BENCH_JAR=benchmarks/target/benchmarks.jar OUT=benchmarks/results RUN_NAME=sim bash scripts/run-bench.sh "
+                + "'metrale\\.bench\\.sim\\.' -f 1 -wi 3 -w 1s -i 5 -r 1s -prof gc`.\n");
+        b.append("- This page: `java -cp benchmarks/target/benchmarks.jar metrale.bench.report.ResultsPage --svg "
+                + "benchmarks/launch-ratios.svg benchmarks/results/*-jmh.json > benchmarks/README.md`.\n\n");
+        b.append("Method (details in each benchmark's Javadoc): launch and graph benchmarks time a batch of launches "
+                + "(128 kernels, 16 graphs) below the launch queue's depth and synchronize the stream in a "
+                + "`@Setup(Level.Invocation)` outside the timed region, so the score is the host's enqueue cost; "
+                + "allocation and copy benchmarks time one blocking call pair or copy; simulator scores are ops per second "
+                + "on one thread. B/op is JMH's `gc.alloc.rate.norm`.\n");
+        return b.toString();
+    }
+
+    private static String fmtInt(Object o) {
+        double d = Json.number(o);
+        return Double.isNaN(d) ? String.valueOf(o) : String.valueOf((long) d);
+    }
+
+    private static void row(StringBuilder b, String k, String v) {
+        if (v != null && !v.isBlank() && !v.equals("null")) {
+            b.append("- ").append(k).append(": ").append(v).append('\n');
+        }
+    }
+
+    /** A horizontal bar chart of the launch-path ratios (launch and graph replay), with each target. */
+    static String svg(List<Ratio> ratios) {
+        List<Ratio> rows = new ArrayList<>();
+        for (Ratio r : ratios) {
+            if (!Double.isNaN(r.ratio) && (r.bench.startsWith("LaunchBench.") || r.bench.startsWith("GraphBench.")
+                    || r.bench.startsWith("PairedBench.launch") || r.bench.startsWith("PairedBench.graph"))) {
+                rows.add(r);
+            }
+        }
+        double max = 1.2;
+        for (Ratio r : rows) {
+            max = Math.max(max, r.ratio * 1.05);
+        }
+        int left = 300;
+        int width = 460;
+        int rowH = 26;
+        int top = 40;
+        int h = top + rowH * Math.max(rows.size(), 1) + 50;
+        StringBuilder s = new StringBuilder();
+        s.append(String.format(Locale.ROOT,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">%n",
+                left + width + 90, h));
+        s.append("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
+        s.append(String.format(Locale.ROOT,
+                "<text x=\"%d\" y=\"20\" font-size=\"14\">Launch path: runtime time / bare driver time (lower is better; | = target)</text>%n",
+                10));
+        Map<String, String> colors = new LinkedHashMap<>();
+        for (int i = 0; i < rows.size(); i++) {
+            Ratio r = rows.get(i);
+            int y = top + i * rowH;
+            double w = width * r.ratio / max;
+            String color = r.met == null ? "#888888" : r.met ? "#2e7d32" : "#c62828";
+            colors.put(color, "");
+            String label = r.run + ": " + r.bench.replace("Bench.", ".") + (r.params.isEmpty() ? "" : " (" + r.params + ")");
+            s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>%n", left - 8, y + 16, esc(label)));
+            s.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>%n",
+                    left, y + 4, w, rowH - 8, color));
+            s.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\">%.3f×</text>%n", left + w + 4, y + 16, r.ratio));
+            if (!r.target.equals("—")) {
+                double t = Double.parseDouble(r.target.replaceAll("[^0-9.]", ""));
+                double tx = left + width * t / max;
+                s.append(String.format(Locale.ROOT,
+                        "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"black\" stroke-width=\"2\"/>%n",
+                        tx, y + 1, tx, y + rowH - 1));
+            }
+        }
+        int axisY = top + rowH * rows.size() + 6;
+        s.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#444\"/>%n", left, axisY, left + width, axisY));
+        for (double t = 0; t <= max + 1e-9; t += max > 3 ? 1.0 : 0.25) {
+            double x = left + width * t / max;
+            s.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#444\"/>%n", x, axisY, x, axisY + 4));
+            s.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.2f</text>%n", x, axisY + 17, t));
+        }
+        double one = left + width / max;
+        s.append(String.format(Locale.ROOT,
+                "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#1565c0\" stroke-dasharray=\"4 3\"/>%n",
+                one, top, one, axisY));
+        s.append(String.format(Locale.ROOT,
+                "<text x=\"%d\" y=\"%d\" fill=\"#555\">green: target met, red: missed, grey: no target; dashed: 1.0 (bare)</text>%n",
+                10, axisY + 36));
+        s.append("</svg>\n");
+        return s.toString();
+    }
+
+    private static String esc(String t) {
+        return t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+    }
+}
