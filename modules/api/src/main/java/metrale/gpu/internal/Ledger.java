@@ -1,0 +1,244 @@
+package metrale.gpu.internal;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
+import metrale.gpu.Allocation;
+
+/**
+ * The allocation ledger: every live pointer from {@code alloc} and {@code allocManaged}, with its
+ * size, red-zone pad, call site and creation index. Thread-safe; one lock guards the maps, and
+ * no driver call is made while it is held.
+ *
+ * <p>Invariant: {@link #liveBytes()} is the sum of the caller-visible sizes of the entries in
+ * {@code live}; pads are not counted.
+ */
+final class Ledger {
+
+    /** How many freed entries are remembered so a double free can say what it was. */
+    private static final int FREED_MEMORY = 4096;
+
+    /**
+     * One live allocation.
+     *
+     * @param allocation what the caller sees
+     * @param pad        red-zone bytes allocated after it; 0 when none
+     */
+    record Entry(Allocation allocation, long pad) {
+
+        long base() {
+            return allocation.ptr().address();
+        }
+
+        long end() {
+            return base() + allocation.bytes();
+        }
+
+        /** {@return the entry's line in messages: pointer, size, index and site} */
+        String describe() {
+            return allocation.ptr() + " (" + allocation.bytes() + " B, #" + allocation.index()
+                    + (allocation.managed() ? ", managed" : "") + ", allocated at " + allocation.site() + ")";
+        }
+    }
+
+    /**
+     * A freed entry and where it was freed.
+     *
+     * @param entry    the entry
+     * @param freeSite the caller of the free, or {@code ?} when sites are off
+     */
+    private record Freed(Entry entry, String freeSite) {
+    }
+
+    private final AtomicLong sequence = new AtomicLong();
+    private final Object lock = new Object();
+    // Device addresses are unsigned; keyed so floor/ceiling lookups follow address order.
+    private final TreeMap<Long, Entry> live = new TreeMap<>(Long::compareUnsigned);
+    private final LinkedHashMap<Long, Freed> freed = new LinkedHashMap<>(64, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Freed> eldest) {
+            return size() > FREED_MEMORY;
+        }
+    };
+    private long liveBytes;
+
+    /** {@return the next creation index} Indices are consumed even when the allocation then fails. */
+    long nextIndex() {
+        return sequence.getAndIncrement();
+    }
+
+    /** Records a new live entry. */
+    void add(Entry e) {
+        synchronized (lock) {
+            live.put(e.base(), e);
+            freed.remove(e.base());
+            liveBytes += e.allocation().bytes();
+        }
+    }
+
+    /**
+     * Takes the entry whose base is {@code ptr} off the ledger.
+     *
+     * @param freeSite the caller of the free, remembered for a later double free
+     * @return the entry, or {@code null} when {@code ptr} is not a live base pointer (nothing changes)
+     */
+    Entry remove(long ptr, String freeSite) {
+        synchronized (lock) {
+            Entry e = live.remove(ptr);
+            if (e != null) {
+                liveBytes -= e.allocation().bytes();
+                freed.put(ptr, new Freed(e, freeSite));
+            }
+            return e;
+        }
+    }
+
+    /**
+     * {@return why {@code ptr} is not a live base pointer}: an interior pointer (naming the
+     * allocation it falls in), a pointer into a red zone, an already freed pointer, or unknown.
+     */
+    String explainNotLive(long ptr) {
+        synchronized (lock) {
+            Map.Entry<Long, Entry> floor = live.floorEntry(ptr);
+            if (floor != null) {
+                Entry e = floor.getValue();
+                long off = ptr - e.base();
+                if (Long.compareUnsigned(ptr, e.end()) < 0) {
+                    return "ptr=0x" + Long.toHexString(ptr) + " is an interior pointer, +" + off
+                            + " into the allocation " + e.describe() + "; free its base pointer";
+                }
+                if (Long.compareUnsigned(ptr, e.end() + e.pad()) < 0) {
+                    return "ptr=0x" + Long.toHexString(ptr) + " points into the red zone after " + e.describe();
+                }
+            }
+            Freed f = freed.get(ptr);
+            if (f != null) {
+                return "ptr=0x" + Long.toHexString(ptr) + " was already freed: it was " + f.entry().describe()
+                        + ", freed at " + f.freeSite();
+            }
+            return "ptr=0x" + Long.toHexString(ptr) + " was not allocated by this runtime's alloc or allocManaged";
+        }
+    }
+
+    /** {@return the live entry whose range, pad included, holds {@code addr}, or the nearest one; {@code null} when empty} */
+    Entry nearest(long addr) {
+        synchronized (lock) {
+            Map.Entry<Long, Entry> lo = live.floorEntry(addr);
+            Map.Entry<Long, Entry> hi = live.ceilingEntry(addr);
+            if (lo == null) {
+                return hi == null ? null : hi.getValue();
+            }
+            Entry below = lo.getValue();
+            if (hi == null || Long.compareUnsigned(addr, below.end() + below.pad()) < 0) {
+                return below;
+            }
+            long distBelow = addr - (below.end() + below.pad());
+            long distAbove = hi.getKey() - addr;
+            return Long.compareUnsigned(distBelow, distAbove) <= 0 ? below : hi.getValue();
+        }
+    }
+
+    /** {@return the bytes of live entries, pads excluded} */
+    long liveBytes() {
+        synchronized (lock) {
+            return liveBytes;
+        }
+    }
+
+    /** {@return the number of live entries} */
+    int count() {
+        synchronized (lock) {
+            return live.size();
+        }
+    }
+
+    /** {@return the live entries, oldest (lowest creation index) first} */
+    List<Entry> snapshot() {
+        List<Entry> out;
+        synchronized (lock) {
+            out = new ArrayList<>(live.values());
+        }
+        out.sort(Comparator.comparingLong(e -> e.allocation().index()));
+        return out;
+    }
+
+    /** Takes every entry off the ledger. {@return them, oldest first} */
+    List<Entry> drain() {
+        List<Entry> out;
+        synchronized (lock) {
+            out = new ArrayList<>(live.values());
+            live.clear();
+            liveBytes = 0;
+        }
+        out.sort(Comparator.comparingLong(e -> e.allocation().index()));
+        return out;
+    }
+
+    /**
+     * {@return live bytes grouped by call site, largest first (ties by site)}
+     *
+     * <p>Format: a header {@code "live device memory: N allocation(s), X.X MiB at S site(s)"},
+     * then one line per listed site {@code "  %10.1f MiB  %6d  site"} (MiB, count, site), then
+     * {@code "  ... K more site(s), X.X MiB"} when sites were left out. Each line ends in a newline.
+     *
+     * @param topN  the most sites to list, at least 0
+     * @param minMb the smallest total to list, in MiB, at least 0
+     */
+    String report(int topN, long minMb) {
+        if (topN < 0) {
+            throw new IllegalArgumentException("allocReport(topN=" + topN + "): must be >= 0");
+        }
+        if (minMb < 0) {
+            throw new IllegalArgumentException("allocReport(minMb=" + minMb + "): must be >= 0");
+        }
+        record Site(String site, long bytes, int count) {
+        }
+        Map<String, long[]> bySite = new HashMap<>();
+        long total;
+        int n;
+        synchronized (lock) {
+            for (Entry e : live.values()) {
+                long[] acc = bySite.computeIfAbsent(e.allocation().site(), s -> new long[2]);
+                acc[0] += e.allocation().bytes();
+                acc[1]++;
+            }
+            total = liveBytes;
+            n = live.size();
+        }
+        List<Site> sites = new ArrayList<>();
+        bySite.forEach((s, acc) -> sites.add(new Site(s, acc[0], (int) acc[1])));
+        sites.sort(Comparator.comparingLong(Site::bytes).reversed().thenComparing(Site::site));
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "live device memory: %d allocation(s), %.1f MiB at %d site(s)",
+                n, mib(total), sites.size())).append('\n');
+        long minBytes = minMb > Long.MAX_VALUE >> 20 ? Long.MAX_VALUE : minMb << 20;
+        int shown = 0;
+        long restBytes = 0;
+        int restSites = 0;
+        for (Site s : sites) {
+            if (shown < topN && s.bytes() >= minBytes) {
+                sb.append(String.format(Locale.ROOT, "  %10.1f MiB  %6d  %s", mib(s.bytes()), s.count(), s.site()))
+                        .append('\n');
+                shown++;
+            } else {
+                restBytes += s.bytes();
+                restSites++;
+            }
+        }
+        if (restSites > 0) {
+            sb.append(String.format(Locale.ROOT, "  ... %d more site(s), %.1f MiB", restSites, mib(restBytes)))
+                    .append('\n');
+        }
+        return sb.toString();
+    }
+
+    private static double mib(long bytes) {
+        return bytes / (1024.0 * 1024.0);
+    }
+}

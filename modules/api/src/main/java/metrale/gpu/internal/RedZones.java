@@ -1,0 +1,123 @@
+package metrale.gpu.internal;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+import metrale.gpu.GpuException;
+import metrale.gpu.RedZoneViolation;
+import metrale.gpu.spi.Driver;
+
+/**
+ * Red-zone policy: which allocations get a pad, filling pads with {@link #FILL}, and reading them
+ * back to find writes past the end of a buffer. The pads themselves are recorded in the
+ * {@link Ledger} entries, so freeing a buffer forgets its red zone.
+ *
+ * <p>The fill is a {@code cuMemsetD8} on the legacy default stream: work on blocking streams is
+ * ordered after it; work on a non-blocking stream must be ordered after it by a sync. Scans read
+ * with the blocking {@code cuMemcpyDtoH}, so they see the work of the legacy stream and of blocking
+ * streams enqueued before them.
+ */
+final class RedZones {
+
+    /** The fill pattern of every pad. */
+    static final int FILL = 0xCB;
+
+    /** The most pad bytes read back per driver call. */
+    private static final int CHUNK = 1 << 20;
+
+    private final long padBytes;
+    private final long minIndex;
+
+    /**
+     * @param padBytes pad size; 0 turns red zones off
+     * @param minIndex the first creation index that gets a pad
+     */
+    RedZones(long padBytes, long minIndex) {
+        this.padBytes = padBytes;
+        this.minIndex = minIndex;
+    }
+
+    /** {@return whether red zones are on} */
+    boolean on() {
+        return padBytes > 0;
+    }
+
+    /** {@return the pad for the allocation with this creation index} */
+    long padFor(long index) {
+        return index >= minIndex ? padBytes : 0;
+    }
+
+    /** Fills the pad after {@code [base, base + bytes)}. */
+    void fill(Driver driver, long base, long bytes, long pad) {
+        if (pad > 0) {
+            driver.memsetD8(base + bytes, FILL, pad);
+        }
+    }
+
+    /**
+     * Reads every pad of {@code entries} back.
+     *
+     * @param stillLive whether an entry is still on the ledger; a read that fails for an entry freed meanwhile is skipped
+     * @return the corrupted pads, in the order of {@code entries}
+     * @throws GpuException when a read fails for a live entry
+     */
+    List<RedZoneViolation> find(Driver driver, List<Ledger.Entry> entries, Predicate<Ledger.Entry> stillLive) {
+        List<RedZoneViolation> out = new ArrayList<>();
+        byte[] buf = null;
+        for (Ledger.Entry e : entries) {
+            if (e.pad() == 0) {
+                continue;
+            }
+            if (buf == null) {
+                buf = new byte[(int) Math.min(CHUNK, padBytes)];
+            }
+            long first = -1;
+            long bad = 0;
+            try {
+                for (long off = 0; off < e.pad(); off += buf.length) {
+                    int n = (int) Math.min(buf.length, e.pad() - off);
+                    driver.memcpyDtoH(MemorySegment.ofArray(buf), e.end() + off, n);
+                    for (int i = 0; i < n; i++) {
+                        if ((buf[i] & 0xff) != FILL) {
+                            if (first < 0) {
+                                first = off + i;
+                            }
+                            bad++;
+                        }
+                    }
+                }
+            } catch (GpuException ex) {
+                if (!stillLive.test(e)) {
+                    continue;
+                }
+                throw ex;
+            }
+            if (bad > 0) {
+                out.add(new RedZoneViolation(e.allocation(), first, bad));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Refills the pads of entries with creation index in {@code [lo, hi)}.
+     *
+     * @param stillLive whether an entry is still on the ledger; a fill that fails for an entry freed meanwhile is skipped
+     */
+    void poison(Driver driver, List<Ledger.Entry> entries, long lo, long hi, Predicate<Ledger.Entry> stillLive) {
+        for (Ledger.Entry e : entries) {
+            long idx = e.allocation().index();
+            if (e.pad() == 0 || idx < lo || idx >= hi) {
+                continue;
+            }
+            try {
+                fill(driver, e.base(), e.allocation().bytes(), e.pad());
+            } catch (GpuException ex) {
+                if (stillLive.test(e)) {
+                    throw ex;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+package metrale.gpu.sim.runtime;
+
+import static metrale.gpu.sim.runtime.RuntimeTestSupport.here;
+import static metrale.gpu.sim.runtime.RuntimeTestSupport.sim;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import java.util.List;
+import java.util.function.Consumer;
+import metrale.gpu.CudaError;
+import metrale.gpu.DevicePtr;
+import metrale.gpu.Gpu;
+import metrale.gpu.GpuException;
+import metrale.gpu.KernelArgs;
+import metrale.gpu.KernelHandle;
+import metrale.gpu.LaunchConfig;
+import metrale.gpu.StickyFaultException;
+import metrale.gpu.Stream;
+import metrale.gpu.sim.FloatView;
+import metrale.gpu.sim.SimKernels;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The fault latch: a sticky fault makes every later call fail fast, naming the original; close still completes. */
+class FaultLatchTest {
+
+    private static final String MODULE = "rt_fault";
+
+    @BeforeAll
+    static void kernels() {
+        // Stores one element past the end of buffer 0: an illegal address.
+        SimKernels.register(MODULE, "oob", l -> {
+            FloatView v = l.floats(0);
+            l.forEachThread(t -> {
+                if (t.globalX() == 0) {
+                    v.set(v.length(), 1f);
+                }
+            });
+        });
+        SimKernels.register(MODULE, "fill", l -> {
+            FloatView v = l.floats(0);
+            float x = l.f32(1);
+            int n = l.i32(2);
+            l.forEachThread(t -> {
+                if (t.globalX() < n) {
+                    v.set(t.globalX(), x);
+                }
+            });
+        });
+    }
+
+    @AfterAll
+    static void unregister() {
+        SimKernels.unregister(MODULE, "oob");
+        SimKernels.unregister(MODULE, "fill");
+    }
+
+    @Test
+    void outOfBoundsStoreLatchesAndEveryLaterCallRefuses() {
+        Gpu gpu = sim().open();
+        try (KernelArgs args = new KernelArgs()) {
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            KernelHandle oob = gpu.kernel(MODULE, "oob");
+            DevicePtr p = gpu.alloc(256);
+            gpu.launch(oob, LaunchConfig.of(1, 32), Stream.DEFAULT, args.clear().ptr(p));
+            GpuException original = catchThrowableOfType(GpuException.class, () -> gpu.synchronize(Stream.DEFAULT)); String site = here();
+            assertThat(original).isNotNull().isNotInstanceOf(StickyFaultException.class);
+            assertThat(original.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
+
+            assertThat(gpu.fault()).hasValueSatisfying(f -> {
+                assertThat(f.original()).isSameAs(original);
+                assertThat(f.faultSite()).isEqualTo(site);
+                assertThat(f.faultCall()).startsWith("synchronize");
+            });
+            List<Consumer<Gpu>> calls = List.of(
+                    g -> g.alloc(64),
+                    g -> g.free(p),
+                    g -> g.launch(oob, LaunchConfig.of(1, 1), Stream.DEFAULT, args.clear().ptr(p)),
+                    g -> g.synchronize(),
+                    g -> g.copyH2D(new float[4], p),
+                    g -> g.kernel(MODULE, "fill"),
+                    g -> g.liveBytes(),
+                    g -> g.backendName(),
+                    g -> g.createStream(),
+                    g -> g.scanRedzones());
+            for (Consumer<Gpu> call : calls) {
+                assertThatThrownBy(() -> call.accept(gpu)).isInstanceOfSatisfying(StickyFaultException.class, e -> {
+                    assertThat(e.original()).isSameAs(original);
+                    assertThat(e.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
+                    assertThat(e.getMessage()).contains("ILLEGAL_ADDRESS", site);
+                });
+            }
+            assertThat(gpu.telemetry()).isNotNull();
+            assertThat(gpu.options()).isNotNull();
+            assertThat(gpu.isClosed()).isFalse();
+        } finally {
+            gpu.close();
+        }
+        assertThat(gpu.isClosed()).isTrue();
+        assertThat(gpu.fault()).isPresent();
+        assertThatThrownBy(() -> gpu.alloc(1)).isInstanceOf(IllegalStateException.class).hasMessage("Gpu is closed");
+    }
+
+    @Test
+    void debugSyncMakesTheLaunchItselfFailNamingItsKernel() {
+        try (Gpu gpu = sim().debugSync(true).open(); KernelArgs args = new KernelArgs()) {
+            assertThat(gpu.debugSyncKernels()).isTrue();
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            KernelHandle oob = gpu.kernel(MODULE, "oob");
+            DevicePtr p = gpu.alloc(256);
+            assertThatThrownBy(() -> gpu.launch(oob, LaunchConfig.of(1, 32), Stream.DEFAULT, args.clear().ptr(p)))
+                    .isInstanceOfSatisfying(GpuException.class,
+                            e -> assertThat(e.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS));
+            assertThat(gpu.fault()).hasValueSatisfying(
+                    f -> assertThat(f.faultCall()).isEqualTo("launch " + MODULE + "::oob (debug sync)"));
+        }
+    }
+
+    @Test
+    void withoutDebugSyncTheLaunchReturnsAndTheSyncReportsTheFault() {
+        try (Gpu gpu = sim().open(); KernelArgs args = new KernelArgs()) {
+            assertThat(gpu.debugSyncKernels()).isFalse();
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            DevicePtr p = gpu.alloc(256);
+            gpu.launch(gpu.kernel(MODULE, "oob"), LaunchConfig.of(1, 32), Stream.DEFAULT, args.clear().ptr(p));
+            assertThat(gpu.fault()).isEmpty();
+            assertThatThrownBy(() -> gpu.synchronize()).isInstanceOf(GpuException.class);
+            assertThat(gpu.fault()).isPresent();
+        }
+    }
+
+    @Test
+    void debugSyncedLaunchesThatSucceedAreComplete() {
+        try (Gpu gpu = sim().debugSync(true).open(); KernelArgs args = new KernelArgs()) {
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            DevicePtr p = gpu.alloc(64 * 4);
+            Stream s = gpu.createStream();
+            gpu.launch(gpu.kernel(MODULE, "fill"), LaunchConfig.of(2, 32), s, args.clear().ptr(p).f32(2.5f).i32(64));
+            assertThat(gpu.streamQuery(s)).isTrue();
+            gpu.destroyStream(s);
+        }
+    }
+
+    @Test
+    void argumentErrorsDoNotLatch() {
+        try (Gpu gpu = sim().open(); KernelArgs args = new KernelArgs()) {
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            KernelHandle fill = gpu.kernel(MODULE, "fill");
+            DevicePtr p = gpu.alloc(256);
+            assertThatThrownBy(() -> gpu.launch(fill, LaunchConfig.of(1, 2048), Stream.DEFAULT, args.clear().ptr(p).f32(1).i32(1)))
+                    .isInstanceOfSatisfying(GpuException.class, e -> assertThat(e.error()).isEqualTo(CudaError.INVALID_VALUE));
+            assertThatThrownBy(() -> gpu.kernel(MODULE, "nope"))
+                    .isInstanceOfSatisfying(GpuException.class, e -> assertThat(e.error()).isEqualTo(CudaError.NOT_FOUND));
+            assertThat(gpu.fault()).isEmpty();
+            gpu.launch(fill, LaunchConfig.of(1, 64), Stream.DEFAULT, args.clear().ptr(p).f32(3f).i32(64));
+            float[] back = new float[64];
+            gpu.copyD2H(p, back);
+            assertThat(back).containsOnly(3f);
+        }
+    }
+}

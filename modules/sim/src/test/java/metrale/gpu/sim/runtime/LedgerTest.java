@@ -1,0 +1,185 @@
+package metrale.gpu.sim.runtime;
+
+import static metrale.gpu.sim.runtime.RuntimeTestSupport.here;
+import static metrale.gpu.sim.runtime.RuntimeTestSupport.sim;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import metrale.gpu.Allocation;
+import metrale.gpu.CudaError;
+import metrale.gpu.DeviceBuffer;
+import metrale.gpu.DevicePtr;
+import metrale.gpu.Gpu;
+import metrale.gpu.GpuException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The allocation ledger: sites, indices, the report, the free errors and the sweep. */
+class LedgerTest {
+
+    private static final long MIB = 1 << 20;
+
+    private Gpu gpu;
+
+    @BeforeEach
+    void open() {
+        gpu = sim().open();
+    }
+
+    @AfterEach
+    void close() {
+        gpu.close();
+    }
+
+    @Test
+    void recordsSizeSiteAndIndexOldestFirst() {
+        DevicePtr a = gpu.alloc(1000); String siteA = here();
+        DevicePtr b = gpu.allocManaged(24); String siteB = here();
+        List<Allocation> live = gpu.liveAllocations();
+        assertThat(live).hasSize(2);
+        assertThat(live.get(0)).isEqualTo(new Allocation(a, 1000, siteA, live.get(0).index(), false));
+        assertThat(live.get(1)).isEqualTo(new Allocation(b, 24, siteB, live.get(0).index() + 1, true));
+        assertThat(gpu.liveBytes()).isEqualTo(1024);
+        assertThat(gpu.liveAllocCount()).isEqualTo(2);
+        gpu.free(a);
+        assertThat(gpu.liveAllocations()).extracting(Allocation::ptr).containsExactly(b);
+        assertThat(gpu.liveBytes()).isEqualTo(24);
+    }
+
+    @Test
+    void deviceBufferSiteIsTheCallerOfAllocBuffer() {
+        try (DeviceBuffer buf = gpu.allocBuffer(64)) { String site = here();
+            assertThat(gpu.liveAllocations()).singleElement().extracting(Allocation::site).isEqualTo(site);
+            assertThat(buf.bytes()).isEqualTo(64);
+        }
+        assertThat(gpu.liveAllocCount()).isZero();
+    }
+
+    @Test
+    void allocSitesOffRecordsQuestionMark() {
+        try (Gpu g = sim().allocSites(false).open()) {
+            g.alloc(16);
+            assertThat(g.liveAllocations()).singleElement().extracting(Allocation::site).isEqualTo("?");
+            assertThat(g.allocReport(10, 0)).contains("  ?");
+        }
+    }
+
+    @Test
+    void reportGroupsBySiteLargestFirstWithMibAndCount() {
+        String small = null;
+        for (int i = 0; i < 3; i++) {
+            gpu.alloc(MIB + MIB / 2); small = here();
+        }
+        gpu.alloc(5 * MIB); String big = here();
+        gpu.alloc(MIB / 10); String tiny = here();
+        String report = gpu.allocReport(10, 0);
+        assertThat(report).isEqualTo(
+                "live device memory: 5 allocation(s), 9.6 MiB at 3 site(s)\n"
+                        + "         5.0 MiB       1  " + big + "\n"
+                        + "         4.5 MiB       3  " + small + "\n"
+                        + "         0.1 MiB       1  " + tiny + "\n");
+    }
+
+    @Test
+    void reportHonoursTopNAndMinMb() {
+        gpu.alloc(3 * MIB); String three = here();
+        gpu.alloc(2 * MIB); String two = here();
+        gpu.alloc(MIB / 2);
+        String top1 = gpu.allocReport(1, 0);
+        assertThat(top1.lines().toList()).hasSize(3);
+        assertThat(top1.lines().toList().get(1)).endsWith(three).contains("3.0 MiB");
+        assertThat(top1.lines().toList().get(2)).isEqualTo("  ... 2 more site(s), 2.5 MiB");
+        String min2 = gpu.allocReport(10, 2);
+        assertThat(min2).contains(three, two).contains("... 1 more site(s), 0.5 MiB");
+        assertThatThrownBy(() -> gpu.allocReport(-1, 0)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void doubleFreeIsInvalidValueNamingThePointerAndNothingChanges() {
+        DevicePtr keep = gpu.alloc(256);
+        DevicePtr p = gpu.alloc(256); String site = here();
+        gpu.free(p);
+        long free = gpu.deviceFreeMemory();
+        assertThatThrownBy(() -> gpu.free(p))
+                .isInstanceOfSatisfying(GpuException.class, e -> {
+                    assertThat(e.error()).isEqualTo(CudaError.INVALID_VALUE);
+                    assertThat(e.operation()).isEqualTo("free");
+                    assertThat(e.getMessage()).contains(p.toString(), "already freed", site, "nothing was freed");
+                });
+        assertThat(gpu.liveAllocations()).extracting(Allocation::ptr).containsExactly(keep);
+        assertThat(gpu.deviceFreeMemory()).isEqualTo(free);
+    }
+
+    @Test
+    void interiorFreeNamesTheAllocationAndItsSiteAndFreesNothing() {
+        DevicePtr p = gpu.alloc(512); String site = here();
+        gpu.copyH2D(new byte[] {7, 8, 9}, p);
+        assertThatThrownBy(() -> gpu.free(p.plus(100)))
+                .isInstanceOfSatisfying(GpuException.class, e -> {
+                    assertThat(e.error()).isEqualTo(CudaError.INVALID_VALUE);
+                    assertThat(e.getMessage()).contains(p.plus(100).toString(), "interior", "+100", p.toString(), site);
+                });
+        assertThat(gpu.liveAllocCount()).isEqualTo(1);
+        byte[] back = new byte[3];
+        gpu.copyD2H(p, back);
+        assertThat(back).containsExactly(7, 8, 9);
+    }
+
+    @Test
+    void unknownFreeIsInvalidValue() {
+        DevicePtr p = gpu.alloc(64);
+        DevicePtr bogus = new DevicePtr(0x1234_5000L);
+        assertThatThrownBy(() -> gpu.free(bogus))
+                .isInstanceOfSatisfying(GpuException.class, e -> {
+                    assertThat(e.error()).isEqualTo(CudaError.INVALID_VALUE);
+                    assertThat(e.getMessage()).contains("0x12345000", "not allocated by this runtime");
+                });
+        assertThat(gpu.liveAllocations()).extracting(Allocation::ptr).containsExactly(p);
+    }
+
+    @Test
+    void nullFreeIsANoOp() {
+        gpu.free(DevicePtr.NULL);
+        assertThatThrownBy(() -> gpu.free(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("ptr");
+    }
+
+    @Test
+    void negativeSizeIsRejectedBeforeTheDriverAndZeroIsCudasInvalidValue() {
+        assertThatThrownBy(() -> gpu.alloc(-1)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-1");
+        assertThatThrownBy(() -> gpu.alloc(0))
+                .isInstanceOfSatisfying(GpuException.class, e -> assertThat(e.error()).isEqualTo(CudaError.INVALID_VALUE));
+        assertThat(gpu.liveAllocCount()).isZero();
+        assertThat(gpu.fault()).isEmpty();
+    }
+
+    @Test
+    void outOfMemoryNamesTheRequestAndTheDevicesMemory() {
+        long tooMuch = gpu.totalMemory() * 2;
+        assertThatThrownBy(() -> gpu.alloc(tooMuch))
+                .isInstanceOfSatisfying(GpuException.class, e -> {
+                    assertThat(e.error()).isEqualTo(CudaError.OUT_OF_MEMORY);
+                    assertThat(e.getMessage()).contains("requested " + tooMuch + " bytes", "MiB free", "GiB total",
+                            "LedgerTest.java:");
+                });
+        assertThat(gpu.fault()).isEmpty();
+        assertThat(gpu.alloc(64)).isNotNull();
+    }
+
+    @Test
+    void sweepFreesEverythingOnTheLedger() {
+        long before = gpu.deviceFreeMemory();
+        List<DevicePtr> ps = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ps.add(gpu.alloc(MIB));
+        }
+        assertThat(gpu.deviceFreeMemory()).isLessThan(before);
+        assertThat(gpu.sweepUnreleased()).isEqualTo(5);
+        assertThat(gpu.liveAllocCount()).isZero();
+        assertThat(gpu.liveBytes()).isZero();
+        assertThat(gpu.deviceFreeMemory()).isEqualTo(before);
+        assertThatThrownBy(() -> gpu.free(ps.get(0))).isInstanceOf(GpuException.class).hasMessageContaining("already freed");
+    }
+}
