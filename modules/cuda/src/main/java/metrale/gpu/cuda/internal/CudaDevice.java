@@ -1,0 +1,550 @@
+package metrale.gpu.cuda.internal;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import metrale.gpu.CudaError;
+import metrale.gpu.DeviceInfo;
+import metrale.gpu.GpuException;
+import metrale.gpu.KernelArgs;
+import metrale.gpu.LaunchConfig;
+import metrale.gpu.spi.Driver;
+import metrale.gpu.spi.MemInfo;
+
+/**
+ * The CUDA {@link Driver}: one device's primary context, retained on open and released on
+ * {@link #close()}.
+ *
+ * <p><b>Threads.</b> A CUDA context is current per OS thread, and a virtual thread may run on a
+ * different carrier at each call, so every method makes the context current with an unconditional
+ * {@code cuCtxSetCurrent} right before its driver call, with nothing that could unmount a virtual
+ * thread in between. Setting the context already current is a cheap driver call (see
+ * {@code CtxBindBenchmark} for the measured cost); comparing with {@code cuCtxGetCurrent} first
+ * would cost a second downcall plus an out-parameter on every call. Methods may be called from any
+ * thread, platform or virtual, concurrently.
+ *
+ * <p><b>Lifecycle.</b> {@link #close()} is idempotent and never throws; a failure to release is
+ * kept in {@link #closeFailure()}. Any call after close is a {@link GpuException}
+ * ({@code CONTEXT_IS_DESTROYED}) naming the call, never a crash.
+ */
+public final class CudaDevice implements Driver {
+
+    /** The most bytes a heap segment is staged through native memory at a time. */
+    private static final long STAGING_CHUNK = 8L << 20;
+    private static final String ARCH_OPTION_PREFIX_1 = "--gpu-architecture";
+    private static final String ARCH_OPTION_PREFIX_2 = "-arch";
+
+    private final int ordinal;
+    private final int device;
+    private final long ctx;
+    private final DeviceInfo info;
+    private final ParamSizes params = new ParamSizes();
+    private volatile boolean closed;
+    private volatile GpuException closeFailure;
+
+    CudaDevice(int ordinal) {
+        this.ordinal = ordinal;
+        this.device = CudaLib.deviceGet(ordinal);
+        this.ctx = CudaLib.devicePrimaryCtxRetain(device);
+        try {
+            CudaLib.ctxSetCurrent(ctx);
+            this.info = new DeviceInfo("cuda", CudaLib.deviceGetName(device), CudaLib.deviceTotalMem(device),
+                    CudaLib.deviceGetAttribute(CudaLib.ATTR_MULTIPROCESSOR_COUNT, device),
+                    CudaLib.deviceGetAttribute(CudaLib.ATTR_COMPUTE_CAPABILITY_MAJOR, device),
+                    CudaLib.deviceGetAttribute(CudaLib.ATTR_COMPUTE_CAPABILITY_MINOR, device),
+                    CudaLib.deviceGetAttribute(CudaLib.ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device));
+        } catch (RuntimeException | Error e) {
+            CudaLib.devicePrimaryCtxRelease(device);
+            throw e;
+        }
+    }
+
+    /** Makes the context current on this thread; the first thing every call does. */
+    private void bind(String function) {
+        if (closed) {
+            throw closedError(function);
+        }
+        CudaLib.ctxSetCurrent(ctx);
+    }
+
+    private GpuException closedError(String function) {
+        return new GpuException(CudaError.CONTEXT_IS_DESTROYED, function,
+                "the CUDA driver for device " + ordinal + " (" + info.name() + ") is closed");
+    }
+
+    private static GpuException invalid(String function, String details) {
+        return new GpuException(CudaError.INVALID_VALUE, function, details);
+    }
+
+    /** {@return the device ordinal} */
+    public int ordinal() {
+        return ordinal;
+    }
+
+    /** {@return the primary context's handle} */
+    long context() {
+        return ctx;
+    }
+
+    /** {@return whether the driver can check launches against kernel signatures ({@code cuFuncGetParamInfo})} */
+    public boolean checksKernelArguments() {
+        return CudaLib.HAS_FUNC_GET_PARAM_INFO;
+    }
+
+    /** {@return why {@link #close()} could not release the context, if it could not} */
+    public Optional<GpuException> closeFailure() {
+        return Optional.ofNullable(closeFailure);
+    }
+
+    @Override
+    public String name() {
+        return "cuda";
+    }
+
+    @Override
+    public DeviceInfo deviceInfo() {
+        return info;
+    }
+
+    @Override
+    public void bindToThread() {
+        bind("cuCtxSetCurrent");
+    }
+
+    // ---- memory ---------------------------------------------------------------------------
+
+    @Override
+    public long memAlloc(long bytes) {
+        bind("cuMemAlloc_v2");
+        return CudaLib.memAlloc(bytes);
+    }
+
+    @Override
+    public long memAllocManaged(long bytes, int flags) {
+        bind("cuMemAllocManaged");
+        return CudaLib.memAllocManaged(bytes, flags);
+    }
+
+    @Override
+    public void memFree(long ptr) {
+        bind("cuMemFree_v2");
+        CudaLib.memFree(ptr);
+    }
+
+    @Override
+    public MemInfo memGetInfo() {
+        bind("cuMemGetInfo_v2");
+        long[] fi = CudaLib.memGetInfo();
+        return new MemInfo(fi[0], fi[1]);
+    }
+
+    @Override
+    public MemorySegment memHostAlloc(long bytes, int flags) {
+        bind("cuMemHostAlloc");
+        long p = CudaLib.memHostAlloc(bytes, flags);
+        // The core owns the lifetime (until memFreeHost); the segment only carries address and size.
+        return p == 0 ? MemorySegment.NULL : MemorySegment.ofAddress(p).reinterpret(bytes);
+    }
+
+    @Override
+    public void memFreeHost(MemorySegment host) {
+        bind("cuMemFreeHost");
+        if (!host.isNative()) {
+            throw invalid("cuMemFreeHost", "p is a heap segment, not page-locked memory from cuMemHostAlloc");
+        }
+        CudaLib.memFreeHost(host.address());
+    }
+
+    @Override
+    public long memHostGetDevicePointer(MemorySegment host) {
+        bind("cuMemHostGetDevicePointer_v2");
+        if (!host.isNative()) {
+            throw invalid("cuMemHostGetDevicePointer_v2", "p is a heap segment, not page-locked memory from cuMemHostAlloc");
+        }
+        return CudaLib.memHostGetDevicePointer(host.address(), 0);
+    }
+
+    // ---- copies and memset ----------------------------------------------------------------
+
+    private static void checkHostRange(String function, MemorySegment host, long bytes) {
+        if (bytes < 0 || bytes > host.byteSize()) {
+            throw invalid(function, "ByteCount=" + bytes + " but the host segment holds " + host.byteSize() + " bytes");
+        }
+    }
+
+    @Override
+    public void memcpyHtoD(long dst, MemorySegment src, long bytes) {
+        bind("cuMemcpyHtoD_v2");
+        checkHostRange("cuMemcpyHtoD_v2", src, bytes);
+        if (src.isNative() || bytes == 0) {
+            CudaLib.memcpyHtoD(dst, src.isNative() ? src : MemorySegment.NULL, bytes);
+            return;
+        }
+        // The driver cannot read the Java heap (the GC may move it): stage through native memory.
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment tmp = arena.allocate(Math.min(bytes, STAGING_CHUNK), 64);
+            for (long off = 0; off < bytes; off += tmp.byteSize()) {
+                long n = Math.min(tmp.byteSize(), bytes - off);
+                MemorySegment.copy(src, off, tmp, 0, n);
+                CudaLib.ctxSetCurrent(ctx);
+                CudaLib.memcpyHtoD(dst + off, tmp, n);
+            }
+        }
+    }
+
+    @Override
+    public void memcpyDtoH(MemorySegment dst, long src, long bytes) {
+        bind("cuMemcpyDtoH_v2");
+        checkHostRange("cuMemcpyDtoH_v2", dst, bytes);
+        if (dst.isNative() || bytes == 0) {
+            CudaLib.memcpyDtoH(dst.isNative() ? dst : MemorySegment.NULL, src, bytes);
+            return;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment tmp = arena.allocate(Math.min(bytes, STAGING_CHUNK), 64);
+            for (long off = 0; off < bytes; off += tmp.byteSize()) {
+                long n = Math.min(tmp.byteSize(), bytes - off);
+                CudaLib.ctxSetCurrent(ctx);
+                CudaLib.memcpyDtoH(tmp, src + off, n);
+                MemorySegment.copy(tmp, 0, dst, off, n);
+            }
+        }
+    }
+
+    @Override
+    public void memcpyDtoD(long dst, long src, long bytes) {
+        bind("cuMemcpyDtoD_v2");
+        CudaLib.memcpyDtoD(dst, src, bytes);
+    }
+
+    private static void checkAsyncHost(String function, MemorySegment host, long bytes) {
+        if (!host.isNative()) {
+            throw invalid(function, "an asynchronous copy needs native host memory (the driver reads it later), got a heap segment");
+        }
+        checkHostRange(function, host, bytes);
+    }
+
+    @Override
+    public void memcpyHtoDAsync(long dst, MemorySegment src, long bytes, long stream) {
+        bind("cuMemcpyHtoDAsync_v2");
+        checkAsyncHost("cuMemcpyHtoDAsync_v2", src, bytes);
+        CudaLib.memcpyHtoDAsync(dst, src, bytes, stream);
+    }
+
+    @Override
+    public void memcpyDtoHAsync(MemorySegment dst, long src, long bytes, long stream) {
+        bind("cuMemcpyDtoHAsync_v2");
+        checkAsyncHost("cuMemcpyDtoHAsync_v2", dst, bytes);
+        CudaLib.memcpyDtoHAsync(dst, src, bytes, stream);
+    }
+
+    @Override
+    public void memcpyDtoDAsync(long dst, long src, long bytes, long stream) {
+        bind("cuMemcpyDtoDAsync_v2");
+        CudaLib.memcpyDtoDAsync(dst, src, bytes, stream);
+    }
+
+    @Override
+    public void memcpy2DAsync(long dst, long dstPitch, long src, long srcPitch, long widthBytes, long height, long stream) {
+        bind("cuMemcpy2DAsync_v2");
+        CudaLib.memcpy2DAsyncDtoD(dst, dstPitch, src, srcPitch, widthBytes, height, stream);
+    }
+
+    private static byte byteValue(String function, int value) {
+        if (value < 0 || value > 255) {
+            throw invalid(function, "uc=" + value + " is not a byte value in [0, 255]");
+        }
+        return (byte) value;
+    }
+
+    @Override
+    public void memsetD8(long ptr, int value, long bytes) {
+        bind("cuMemsetD8_v2");
+        CudaLib.memsetD8(ptr, byteValue("cuMemsetD8_v2", value), bytes);
+    }
+
+    @Override
+    public void memsetD8Async(long ptr, int value, long bytes, long stream) {
+        bind("cuMemsetD8Async");
+        CudaLib.memsetD8Async(ptr, byteValue("cuMemsetD8Async", value), bytes, stream);
+    }
+
+    // ---- streams, events, context ------------------------------------------------------------
+
+    @Override
+    public long streamCreate(int flags) {
+        bind("cuStreamCreate");
+        return CudaLib.streamCreate(flags);
+    }
+
+    @Override
+    public void streamDestroy(long stream) {
+        bind("cuStreamDestroy_v2");
+        CudaLib.streamDestroy(stream);
+    }
+
+    @Override
+    public void streamSynchronize(long stream) {
+        bind("cuStreamSynchronize");
+        CudaLib.streamSynchronize(stream);
+    }
+
+    @Override
+    public boolean streamQuery(long stream) {
+        bind("cuStreamQuery");
+        return CudaLib.streamQuery(stream);
+    }
+
+    @Override
+    public void ctxSynchronize() {
+        bind("cuCtxSynchronize");
+        CudaLib.ctxSynchronize();
+    }
+
+    @Override
+    public long eventCreate(int flags) {
+        bind("cuEventCreate");
+        return CudaLib.eventCreate(flags);
+    }
+
+    @Override
+    public void eventRecord(long event, long stream) {
+        bind("cuEventRecord");
+        CudaLib.eventRecord(event, stream);
+    }
+
+    @Override
+    public void streamWaitEvent(long stream, long event, int flags) {
+        bind("cuStreamWaitEvent");
+        CudaLib.streamWaitEvent(stream, event, flags);
+    }
+
+    @Override
+    public void eventSynchronize(long event) {
+        bind("cuEventSynchronize");
+        CudaLib.eventSynchronize(event);
+    }
+
+    @Override
+    public boolean eventQuery(long event) {
+        bind("cuEventQuery");
+        return CudaLib.eventQuery(event);
+    }
+
+    @Override
+    public float eventElapsedTime(long start, long end) {
+        bind(CudaLib.EVENT_ELAPSED_TIME);
+        return CudaLib.eventElapsedTime(start, end);
+    }
+
+    @Override
+    public void eventDestroy(long event) {
+        bind("cuEventDestroy_v2");
+        CudaLib.eventDestroy(event);
+    }
+
+    // ---- capture and graphs -----------------------------------------------------------------
+
+    @Override
+    public boolean supportsCaptureQuery() {
+        return CudaLib.HAS_STREAM_IS_CAPTURING;
+    }
+
+    @Override
+    public void streamBeginCapture(long stream, int mode) {
+        bind("cuStreamBeginCapture_v2");
+        CudaLib.streamBeginCapture(stream, mode);
+    }
+
+    @Override
+    public long streamEndCapture(long stream) {
+        bind("cuStreamEndCapture");
+        return CudaLib.streamEndCapture(stream);
+    }
+
+    @Override
+    public int streamIsCapturing(long stream) {
+        bind("cuStreamIsCapturing");
+        return CudaLib.streamIsCapturing(stream);
+    }
+
+    @Override
+    public long graphInstantiate(long graph) {
+        bind("cuGraphInstantiateWithFlags");
+        return CudaLib.graphInstantiateWithFlags(graph, 0);
+    }
+
+    @Override
+    public void graphLaunch(long exec, long stream) {
+        bind("cuGraphLaunch");
+        CudaLib.graphLaunch(exec, stream);
+    }
+
+    @Override
+    public void graphExecDestroy(long exec) {
+        bind("cuGraphExecDestroy");
+        CudaLib.graphExecDestroy(exec);
+    }
+
+    @Override
+    public void graphDestroy(long graph) {
+        bind("cuGraphDestroy");
+        CudaLib.graphDestroy(graph);
+    }
+
+    // ---- modules and launches -----------------------------------------------------------------
+
+    @Override
+    public long moduleLoadData(String name, byte[] image) {
+        bind("cuModuleLoadData");
+        return CudaLib.moduleLoadData(name, image);
+    }
+
+    @Override
+    public void moduleUnload(long module) {
+        bind("cuModuleUnload");
+        CudaLib.moduleUnload(module);
+        params.removeModule(module);
+    }
+
+    @Override
+    public long moduleGetFunction(long module, String func) {
+        bind("cuModuleGetFunction");
+        long f = CudaLib.moduleGetFunction(module, func);
+        if (CudaLib.HAS_FUNC_GET_PARAM_INFO) {
+            try {
+                params.put(f, module, CudaLib.funcParamSizes(f));
+            } catch (GpuException e) {
+                // A kernel whose image carries no parameter info (old cubins) is launched unchecked.
+            }
+        }
+        return f;
+    }
+
+    @Override
+    public void funcSetMaxDynamicSharedMemory(long func, int bytes) {
+        bind("cuFuncSetAttribute");
+        CudaLib.funcSetAttribute(func, CudaLib.FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Where the driver has {@code cuFuncGetParamInfo}, the argument count and each argument's
+     * size are checked against the kernel's signature first, so a wrong argument list is
+     * {@code INVALID_VALUE} rather than the driver reading past the table. Allocates nothing
+     * unless it fails.
+     */
+    @Override
+    public void launchKernel(long func, LaunchConfig config, long stream, KernelArgs args) {
+        bind("cuLaunchKernel");
+        // Only functions this driver looked up are checked: asking the driver about any other
+        // handle (an unloaded module's, say) could itself read freed memory.
+        int[] sizes = params.get(func);
+        if (sizes != null) {
+            checkArgs(func, sizes, args);
+        }
+        var g = config.grid();
+        var b = config.block();
+        CudaLib.launchKernel(func, g.x(), g.y(), g.z(), b.x(), b.y(), b.z(), config.sharedMemBytes(), stream, args.table());
+    }
+
+    private static void checkArgs(long func, int[] sizes, KernelArgs args) {
+        int n = args.count();
+        if (n != sizes.length) {
+            throw argsError(func, sizes, args, "the kernel takes " + sizes.length + " parameters, got " + n);
+        }
+        for (int i = 0; i < n; i++) {
+            if (args.size(i) != sizes[i]) {
+                throw argsError(func, sizes, args, "parameter " + i + " is " + sizes[i] + " bytes, got " + args.size(i));
+            }
+        }
+    }
+
+    private static GpuException argsError(long func, int[] sizes, KernelArgs args, String what) {
+        List<Integer> got = new ArrayList<>();
+        for (int i = 0; i < args.count(); i++) {
+            got.add(args.size(i));
+        }
+        return invalid("cuLaunchKernel", "f=" + CudaLib.hex(func) + ": " + what + " (parameter sizes "
+                + Arrays.toString(sizes) + ", argument sizes " + got + ")");
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Without an architecture option, {@code --gpu-architecture=compute_XY} of this device is
+     * added, so the PTX loads here.
+     */
+    @Override
+    public byte[] compileToPtx(String name, String source, String... options) {
+        List<String> opts = new ArrayList<>(List.of(options));
+        boolean hasArch = opts.stream().anyMatch(o -> o.startsWith(ARCH_OPTION_PREFIX_1) || o.startsWith(ARCH_OPTION_PREFIX_2));
+        if (!hasArch) {
+            opts.add(ARCH_OPTION_PREFIX_1 + "=compute_" + info.computeMajor() + info.computeMinor());
+        }
+        return NvrtcLib.compile(name, source, opts);
+    }
+
+    // ---- faults and teardown ------------------------------------------------------------------
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Calls {@code cuMemGetInfo_v2}: it waits for no work, is not one of the calls a stream
+     * capture forbids, and returns the sticky error once the context has latched one. Only sticky
+     * and teardown codes are reported; anything else (including {@code NOT_READY}) is
+     * {@link CudaError#SUCCESS}.
+     */
+    @Override
+    public CudaError probe() {
+        if (closed) {
+            return CudaError.CONTEXT_IS_DESTROYED;
+        }
+        CudaLib.ctxSetCurrent(ctx);
+        CudaError e = CudaLib.memGetInfoStatus();
+        return e.isSticky() || e.isTeardown() ? e : CudaError.SUCCESS;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Releases this driver's retain of the primary context (the last release destroys it and
+     * everything allocated in it) and unbinds it from the calling thread. After a sticky fault the
+     * release still succeeds. A failure is kept in {@link #closeFailure()}.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        try {
+            CudaError e = CudaLib.devicePrimaryCtxRelease(device);
+            if (e != CudaError.SUCCESS) {
+                closeFailure = new GpuException(e, "cuDevicePrimaryCtxRelease_v2", "dev=" + device);
+            }
+            try {
+                CudaLib.ctxSetCurrent(0);
+            } catch (GpuException ignored) {
+                // Unbinding a released context cannot fail in a way that matters: the next bind replaces it.
+            }
+        } catch (RuntimeException e) {
+            closeFailure = e instanceof GpuException g ? g
+                    : new GpuException(CudaError.UNKNOWN, CudaError.UNKNOWN.code(), "cuDevicePrimaryCtxRelease_v2", "dev=" + device, e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "CudaDevice[" + ordinal + ": " + info + (closed ? ", closed" : "") + "]";
+    }
+}

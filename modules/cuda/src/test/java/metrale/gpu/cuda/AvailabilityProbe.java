@@ -1,0 +1,21 @@
+package metrale.gpu.cuda;
+
+import metrale.gpu.spi.Availability;
+
+/** Prints the CUDA provider's availability; {@link CudaProviderTest} runs it in a child JVM with other flags. */
+public final class AvailabilityProbe {
+
+    private AvailabilityProbe() {
+    }
+
+    /**
+     * Prints {@code available=BOOL} and {@code reason=TEXT}.
+     *
+     * @param args unused
+     */
+    public static void main(String[] args) {
+        Availability a = new CudaBackendProvider().availability();
+        System.out.println("available=" + a.available());
+        System.out.println("reason=" + a.reason());
+    }
+}

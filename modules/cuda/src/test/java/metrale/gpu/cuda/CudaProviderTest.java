@@ -1,0 +1,72 @@
+package metrale.gpu.cuda;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import metrale.gpu.Gpu;
+import metrale.gpu.spi.Availability;
+import metrale.gpu.spi.BackendProvider;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The provider on any machine, GPU or not: discovery, and "unavailable" with a reason instead of
+ * an exception when the driver or the native-access flag is missing (each in a child JVM, since
+ * the driver loads once per process).
+ */
+class CudaProviderTest {
+
+    @Test
+    void theProviderIsFoundAndRanksAboveTheSimulator() {
+        BackendProvider p = new CudaBackendProvider();
+        assertThat(p.name()).isEqualTo("cuda");
+        assertThat(p.priority()).isEqualTo(100);
+        assertThat(Gpu.backends()).anySatisfy(b -> {
+            assertThat(b.name()).isEqualTo("cuda");
+            assertThat(b.priority()).isEqualTo(100);
+        });
+    }
+
+    @Test
+    void availabilityNeverThrowsAndExplainsItself() {
+        Availability a = new CudaBackendProvider().availability();
+        assertThat(a.available() ? a.reason() : "reason").isNotNull();
+        if (!a.available()) {
+            assertThat(a.reason()).isNotBlank();
+        }
+        // Asking twice gives the same answer: the driver is probed once.
+        assertThat(new CudaBackendProvider().availability()).isEqualTo(a);
+    }
+
+    @Test
+    void aMissingDriverLibraryIsAReasonNotAnException() throws Exception {
+        List<String> out = probe(List.of("--enable-native-access=ALL-UNNAMED", "-Dmetrale.cuda.library=libmetrale-no-such-driver.so.1"));
+        assertThat(out).contains("available=false");
+        assertThat(String.join("\n", out)).contains("libmetrale-no-such-driver.so.1", "-Dmetrale.cuda.library=");
+    }
+
+    @Test
+    void missingNativeAccessNamesTheFlag() throws Exception {
+        List<String> out = probe(List.of());
+        assertThat(out).contains("available=false");
+        assertThat(String.join("\n", out)).contains("--enable-native-access=ALL-UNNAMED");
+    }
+
+    private static List<String> probe(List<String> flags) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(flags);
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(AvailabilityProbe.class.getName());
+        Process proc = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String text = new String(proc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(proc.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(proc.exitValue()).as(text).isZero();
+        return text.lines().toList();
+    }
+}
