@@ -1,0 +1,212 @@
+package metrale.gpu.sim;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The simulated address space: device allocations at fake addresses, managed and page-locked
+ * allocations at their native addresses, all in one map from base address to allocation.
+ *
+ * <p>Device addresses start at {@link #DEVICE_BASE}, above the 47-bit user address space of x86-64
+ * Linux, so they can never collide with a native (pinned or managed) range. They are 256-byte
+ * aligned, never reused, and separated by unmapped gaps of {@link #GAP} bytes, so an off-by-N
+ * pointer or a stale pointer is never valid.
+ *
+ * <p>Capacity is charged in exact bytes for device and managed memory; page-locked memory is host
+ * memory and is not charged. Not thread-safe: the device lock guards it.
+ */
+final class DeviceMemory {
+
+    /** The first fake device address. */
+    static final long DEVICE_BASE = 0x0000_a000_0000_0000L;
+    /** The unmapped gap after each device allocation. */
+    static final long GAP = 64 * 1024;
+    /** Device allocation alignment, as {@code cuMemAlloc} guarantees. */
+    static final long ALIGN = 256;
+    /** How many freed allocations are remembered to explain stale pointers. */
+    private static final int FREED_KEPT = 4096;
+
+    private final TreeMap<Long, Alloc> live = new TreeMap<>();
+    private final TreeMap<Long, Alloc> freed = new TreeMap<>();
+    private final ArrayDeque<Alloc> freedOrder = new ArrayDeque<>();
+    private long capacity;
+    private long used;
+    private long next = DEVICE_BASE;
+    private long count;
+    private final byte fill;
+
+    DeviceMemory(long capacity, byte fill) {
+        this.capacity = capacity;
+        this.fill = fill;
+    }
+
+    long capacity() {
+        return capacity;
+    }
+
+    void setCapacity(long bytes) {
+        this.capacity = bytes;
+    }
+
+    long used() {
+        return used;
+    }
+
+    long free() {
+        return Math.max(0, capacity - used);
+    }
+
+    /** {@return whether {@code bytes} more bytes fit in the capacity} */
+    boolean fits(long bytes) {
+        return bytes <= capacity - used;
+    }
+
+    /**
+     * Allocates memory of the given kind, filled with the garbage pattern.
+     *
+     * @return the allocation, or {@code null} when the JVM cannot get the native memory
+     */
+    Alloc allocate(Alloc.Kind kind, long bytes) {
+        Arena arena = Arena.ofShared();
+        MemorySegment seg;
+        try {
+            seg = arena.allocate(bytes, kind == Alloc.Kind.PINNED ? 4096 : ALIGN);
+        } catch (OutOfMemoryError | IllegalArgumentException e) {
+            arena.close();
+            return null;
+        }
+        seg.fill(fill);
+        long base;
+        if (kind == Alloc.Kind.DEVICE) {
+            base = next;
+            next = alignUp(base + bytes, ALIGN) + GAP;
+        } else {
+            base = seg.address();
+        }
+        Alloc a = new Alloc(++count, kind, base, bytes, arena, seg);
+        live.put(base, a);
+        if (kind != Alloc.Kind.PINNED) {
+            used += bytes;
+        }
+        return a;
+    }
+
+    /** Frees a live allocation: closes its arena, so its segment can no longer be used. */
+    void free(Alloc a) {
+        live.remove(a.base);
+        a.freed = true;
+        a.arena.close();
+        if (a.kind != Alloc.Kind.PINNED) {
+            used -= a.size;
+        }
+        if (a.kind == Alloc.Kind.DEVICE) {
+            // Native ranges are reused by the allocator; only fake device ranges stay meaningful.
+            freed.put(a.base, a);
+            freedOrder.addLast(a);
+            if (freedOrder.size() > FREED_KEPT) {
+                Alloc old = freedOrder.removeFirst();
+                freed.remove(old.base);
+            }
+        }
+    }
+
+    /** {@return the live allocation whose base is exactly {@code addr}, or {@code null}} */
+    Alloc atBase(long addr) {
+        return live.get(addr);
+    }
+
+    /** {@return the live allocation containing {@code addr}, or {@code null}} */
+    Alloc find(long addr) {
+        Map.Entry<Long, Alloc> e = live.floorEntry(addr);
+        if (e == null) {
+            return null;
+        }
+        Alloc a = e.getValue();
+        return addr - a.base < a.size ? a : null;
+    }
+
+    /** {@return the live allocation holding all of {@code [addr, addr + bytes)}, or {@code null}} */
+    Alloc find(long addr, long bytes) {
+        Alloc a = find(addr);
+        return a != null && a.contains(addr, bytes) ? a : null;
+    }
+
+    /** {@return the freed device allocation that contained {@code addr}, if still remembered, or {@code null}} */
+    Alloc findFreed(long addr) {
+        Map.Entry<Long, Alloc> e = freed.floorEntry(addr);
+        if (e == null) {
+            return null;
+        }
+        Alloc a = e.getValue();
+        return addr - a.base < a.size ? a : null;
+    }
+
+    /**
+     * {@return the segment for {@code [addr, addr + bytes)}}
+     *
+     * @throws SimFault {@code ILLEGAL_ADDRESS} when it is not inside one live allocation (work that
+     *                  outlived the memory it touches)
+     */
+    MemorySegment rangeOrFault(long addr, long bytes, String what) {
+        Alloc a = find(addr, bytes);
+        if (a == null) {
+            throw new SimFault(metrale.gpu.CudaError.ILLEGAL_ADDRESS, what + ": " + explain(addr, bytes));
+        }
+        return a.segment.asSlice(addr - a.base, bytes);
+    }
+
+    /** {@return why {@code [addr, addr + bytes)} is not a valid range, for error messages} */
+    String explain(long addr, long bytes) {
+        String range = "0x" + Long.toHexString(addr) + " (+" + bytes + " bytes)";
+        if (addr == 0) {
+            return range + " is a NULL pointer";
+        }
+        Alloc a = find(addr);
+        if (a != null) {
+            long past = (addr - a.base) + bytes - a.size;
+            return range + " runs " + past + " bytes past the end of " + a;
+        }
+        Alloc f = findFreed(addr);
+        if (f != null) {
+            return range + " points into " + f + ", which was freed";
+        }
+        Map.Entry<Long, Alloc> below = live.floorEntry(addr);
+        if (below != null && addr - below.getValue().base - below.getValue().size < GAP
+                && addr - below.getValue().base >= below.getValue().size) {
+            Alloc b = below.getValue();
+            return range + " is not in any live allocation: it lies " + (addr - b.base - b.size)
+                    + " bytes past the end of " + b;
+        }
+        return range + " is not in any live allocation";
+    }
+
+    /** {@return the number of live allocations of the given kind} */
+    int liveCount(Alloc.Kind kind) {
+        int n = 0;
+        for (Alloc a : live.values()) {
+            if (a.kind == kind) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Frees every live allocation. */
+    void freeAll() {
+        List<Alloc> all = new ArrayList<>(live.values());
+        for (Alloc a : all) {
+            free(a);
+        }
+        freed.clear();
+        freedOrder.clear();
+    }
+
+    private static long alignUp(long v, long a) {
+        return (v + a - 1) & -a;
+    }
+}

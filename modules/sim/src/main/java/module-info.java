@@ -1,0 +1,33 @@
+/**
+ * The metrale-gpu simulator: a CPU backend that keeps the CUDA driver's rules, so host code that
+ * drives a GPU is tested without one.
+ *
+ * <p><b>Exports.</b> {@code metrale.gpu.sim}: {@link metrale.gpu.sim.SimDevice} (reached from an app
+ * with {@code gpu.unwrap(SimDevice.class)} for fault injection and the schedule seed) and the kernel
+ * model apps write Java twins against ({@link metrale.gpu.sim.SimKernels},
+ * {@link metrale.gpu.sim.SimKernel}, {@link metrale.gpu.sim.SimLaunch} and its views). The
+ * implementation classes in that package are package-private.
+ *
+ * <p><b>Provides</b> {@link metrale.gpu.spi.BackendProvider} as
+ * {@link metrale.gpu.sim.SimBackendProvider}: name {@code sim}, priority 0, always available. It is
+ * also listed in {@code META-INF/services} for the class path.
+ *
+ * <p><b>Options</b> it reads, passed as {@code GpuBuilder} options ({@link metrale.gpu.spi.DriverConfig}):
+ * <ul>
+ * <li>{@code sim.capacity}: device memory in bytes; default 4294967296 (4 GiB).</li>
+ * <li>{@code sim.seed}: the seed of the schedule that interleaves ready streams; default 0.</li>
+ * <li>{@code sim.sms}: the SM count the device reports; default 132.</li>
+ * <li>{@code sim.fill}: the byte new memory is filled with, as CUDA does not zero it; default 171 (0xAB).</li>
+ * </ul>
+ *
+ * <p><b>Flags.</b> None: the simulator allocates native memory through {@code java.lang.foreign}
+ * arenas but makes no downcalls.
+ */
+module metrale.gpu.sim {
+    // Driver, DeviceInfo, CudaError and Dim3 appear in the exported signatures.
+    requires transitive metrale.gpu;
+
+    exports metrale.gpu.sim;
+
+    provides metrale.gpu.spi.BackendProvider with metrale.gpu.sim.SimBackendProvider;
+}
