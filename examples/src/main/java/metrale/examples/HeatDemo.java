@@ -65,6 +65,9 @@ public final class HeatDemo {
      */
     private static final float TOLERANCE = 0f;
 
+    /** Sections printed so far by {@link #run}; the JFR section appears only with {@code --jfr}. */
+    private static int sections;
+
     private HeatDemo() {
     }
 
@@ -221,6 +224,7 @@ public final class HeatDemo {
      * @return the exit status: 0 PASS, 1 FAIL
      */
     static int run(Options o, PrintStream out) {
+        sections = 0;
         Recording jfr = o.jfr() != null ? startJfr() : null;
         String backend = backendName(o);
         int n = o.size();
@@ -228,8 +232,8 @@ public final class HeatDemo {
         long gridBytes = 4 * cells;
         float[] initial = HeatReference.initialGrid(n);
 
-        // ---- 1. backend -----------------------------------------------------------------
-        section(out, "1. Backend");
+        // ---- backend -----------------------------------------------------------------
+        section(out, "Backend");
         for (Gpu.BackendInfo b : Gpu.backends()) {
             out.printf(Locale.ROOT, "  found %-5s priority %3d  %s%n", b.name(), b.priority(),
                     b.available() ? "available" : "unavailable: " + b.reason());
@@ -248,8 +252,8 @@ public final class HeatDemo {
             out.printf(Locale.ROOT, "  SMs     %d (compute capability %d.%d)%n", dev.smCount(), dev.computeMajor(), dev.computeMinor());
             out.printf(Locale.ROOT, "  red zones of %d bytes after every buffer%n", gpu.options().redZoneBytes());
 
-            // ---- 2. memory ----------------------------------------------------------------
-            section(out, "2. Memory");
+            // ---- memory ----------------------------------------------------------------
+            section(out, "Memory");
             Stream stream = gpu.createStream();
             int reduceBlocks = HeatKernels.reduceBlocks(cells);
             try (DeviceBuffer a = allocGrid(gpu, gridBytes);
@@ -272,8 +276,8 @@ public final class HeatDemo {
                 gpu.freeHostPinned(pinned);
                 MemorySegment partialHost = gpu.allocHostPinned(4L * reduceBlocks);
 
-                // ---- 3. kernels -------------------------------------------------------------
-                section(out, "3. Kernels");
+                // ---- kernels -------------------------------------------------------------
+                section(out, "Kernels");
                 byte[] ptx = HeatKernels.ptx();
                 if (gpu.backendName().equals("sim")) {
                     HeatKernels.registerTwins();
@@ -293,8 +297,8 @@ public final class HeatDemo {
                 Solver solver = new Solver(gpu, stream, args, jacobi, jacobiCfg, reduce, reduceCfg,
                         a, b, partial, partialHost, n, reduceBlocks);
 
-                // ---- 4. iterate -------------------------------------------------------------
-                section(out, "4. Iterating " + o.steps() + " steps");
+                // ---- iterate -------------------------------------------------------------
+                section(out, "Iterating " + o.steps() + " steps");
                 Counts before = Counts.of(counters);
                 long e0 = System.nanoTime();
                 for (int s = 1; s <= o.steps(); s++) {
@@ -316,8 +320,8 @@ public final class HeatDemo {
                 out.printf(Locale.ROOT, "  %-16s %12d  (each one a hidden sync point)%n", "D2H copies", eager.d2h());
                 out.print(indent(counters.d2hSiteReport(3)));
 
-                // ---- 5. graph ---------------------------------------------------------------
-                section(out, "5. CUDA graph of two steps (A->B, then B->A)");
+                // ---- graph ---------------------------------------------------------------
+                section(out, "CUDA graph of two steps (A->B, then B->A)");
                 gpu.beginCapture(stream);
                 solver.enqueueStep(solver.cur, solver.next);
                 solver.enqueueStep(solver.next, solver.cur);
@@ -344,8 +348,8 @@ public final class HeatDemo {
                             replay.launches(), replay.syncs(), replay.d2h());
                 }
 
-                // ---- 6. launch trace --------------------------------------------------------
-                section(out, "6. Launch trace: two consecutive steps, diffed");
+                // ---- launch trace --------------------------------------------------------
+                section(out, "Launch trace: two consecutive steps, diffed");
                 LaunchTrace trace = gpu.telemetry().trace();
                 trace.begin();
                 solver.step();
@@ -359,8 +363,8 @@ public final class HeatDemo {
                 out.println("  replays the argument values it captured, so a graph of one step would read A and");
                 out.println("  write B on every replay; capturing both steps makes each replay end where it began.");
 
-                // ---- 7. allocations ---------------------------------------------------------
-                section(out, "7. Allocations by call site");
+                // ---- allocations ---------------------------------------------------------
+                section(out, "Allocations by call site");
                 DeviceBuffer victim = null;
                 if (o.plantOverflow()) {
                     victim = gpu.allocBuffer(4L * 64); // the buffer --plant-overflow writes past
@@ -368,8 +372,8 @@ public final class HeatDemo {
                 out.printf(Locale.ROOT, "  %d live allocations, %,d bytes%n", gpu.liveAllocCount(), gpu.liveBytes());
                 out.print(indent(gpu.allocReport(10, 0)));
 
-                // ---- 8. red zones -----------------------------------------------------------
-                section(out, "8. Red-zone scan");
+                // ---- red zones -----------------------------------------------------------
+                section(out, "Red-zone scan");
                 if (victim != null) {
                     KernelHandle fill = gpu.kernel(HeatKernels.MODULE, HeatKernels.FILL);
                     int count = 64 + OVERFLOW_FLOATS;
@@ -410,14 +414,14 @@ public final class HeatDemo {
             }
         }
 
-        // ---- 9. JFR -----------------------------------------------------------------------
+        // ---- JFR -----------------------------------------------------------------------
         if (jfr != null) {
-            section(out, "9. JFR");
+            section(out, "JFR");
             ok &= stopJfr(jfr, o.jfr(), out);
         }
 
-        // ---- 10. check ----------------------------------------------------------------------
-        section(out, "10. Check against plain Java");
+        // ---- check ----------------------------------------------------------------------
+        section(out, "Check against plain Java");
         long r0 = System.nanoTime();
         float[] expected = HeatReference.run(initial, n, ALPHA, totalSteps);
         long r1 = System.nanoTime();
@@ -530,8 +534,9 @@ public final class HeatDemo {
     }
 
     private static void section(PrintStream out, String title) {
+        sections++;
         out.println();
-        out.println("== " + title);
+        out.println("== " + sections + ". " + title);
     }
 
     private static String indent(String text) {

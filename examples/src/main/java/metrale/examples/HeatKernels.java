@@ -119,7 +119,7 @@ public final class HeatKernels {
             blk.forEachThread(t -> {
                 float m = 0.0f;
                 for (int k = t.blockX() * threads + t.threadX(); k < n; k += gridStride) {
-                    m = Math.max(m, Math.abs(a.get(k) - b.get(k)));
+                    m = fmaxf(m, Math.abs(a.get(k) - b.get(k)));
                 }
                 s.set(t.threadX(), m);
             });
@@ -128,7 +128,7 @@ public final class HeatKernels {
                 blk.forEachThread(t -> {
                     int tid = t.threadX();
                     if (tid < half) {
-                        s.set(tid, Math.max(s.get(tid), s.get(tid + half)));
+                        s.set(tid, fmaxf(s.get(tid), s.get(tid + half)));
                     }
                 });
             }
@@ -138,6 +138,17 @@ public final class HeatKernels {
                 }
             });
         });
+    }
+
+    /** CUDA's {@code fmaxf}: a NaN operand yields the other one, where {@link Math#max} would yield NaN. */
+    static float fmaxf(float x, float y) {
+        if (Float.isNaN(x)) {
+            return y;
+        }
+        if (Float.isNaN(y)) {
+            return x;
+        }
+        return Math.max(x, y);
     }
 
     /** The twin of {@code fill}. */
