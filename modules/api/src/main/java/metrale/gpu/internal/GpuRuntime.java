@@ -77,6 +77,9 @@ public final class GpuRuntime implements Gpu {
     /** {@code CU_MEMHOSTALLOC_DEVICEMAP}: mapped, so {@link #hostPtrToDevice} works without unified addressing too. */
     private static final int HOST_DEVICEMAP = 2;
 
+    /** How far from an allocation a faulting address may be for the fault report to name it. */
+    private static final long NEAR = 1 << 20;
+
     private static final Pattern HEX = Pattern.compile("0x([0-9a-fA-F]{1,16})");
 
     static {
@@ -166,29 +169,43 @@ public final class GpuRuntime implements Gpu {
             ise.initCause(e);
             return ise;
         }
-        if (s instanceof FaultLatch.Latched && !(e instanceof StickyFaultException)) {
+        if (s instanceof FaultLatch.Latched) {
             return e.error().isSticky() ? FaultLatch.refuse(s, call) : e;
         }
         CudaError probe = probe();
         if (!e.error().isSticky() && !probe.isSticky()) {
             return e;
         }
-        GpuException original = e;
-        if (!e.error().isSticky()) {
+        String site = CallSites.caller();
+        CudaError error;
+        int raw;
+        String details;
+        if (e.error().isSticky()) {
+            error = e.error();
+            raw = e.rawCode();
+            details = e.details();
+            if (error == CudaError.ILLEGAL_ADDRESS) {
+                details = join(details, nearestAllocation(e.getMessage()));
+            }
+        } else {
             // The call's own error is an argument error, but the context reports a sticky one
             // from earlier asynchronous work: latch what the context is in.
-            original = new GpuException(probe, probe.code(), e.operation(),
-                    "the context reports sticky " + probe + " after: " + e.getMessage(), e);
-        } else if (e.error() == CudaError.ILLEGAL_ADDRESS) {
-            original = withNearestAllocation(e);
+            error = probe;
+            raw = probe.code();
+            details = "the context reports sticky " + probe + " after: " + e.getMessage();
         }
-        String site = CallSites.caller();
+        GpuException original = new GpuException(error, raw, e.operation(),
+                join(details, "surfaced during " + call + " at " + site), e);
         if (latch.latch(original, call, site)) {
-            LOG.log(System.Logger.Level.ERROR, "metrale-gpu: sticky fault latched during " + call + " at " + site
-                    + ": " + original.getMessage() + "; every later call fails with StickyFaultException");
+            LOG.log(System.Logger.Level.ERROR, "metrale-gpu: sticky fault latched: " + original.getMessage()
+                    + "; every later call fails with StickyFaultException");
             return original;
         }
         return FaultLatch.refuse(latch.state(), call);
+    }
+
+    private static String join(String a, String b) {
+        return a.isEmpty() ? b : b.isEmpty() ? a : a + "; " + b;
     }
 
     private CudaError probe() {
@@ -202,12 +219,13 @@ public final class GpuRuntime implements Gpu {
     }
 
     /**
-     * Adds the ledger entry nearest an address the driver's message names. Of the hex numbers in
-     * the message (which may also name kernels or streams), the one closest to a live allocation is
-     * taken as the faulting address.
+     * {@return the live allocation nearest an address the driver's message names, or empty} Of
+     * the hex numbers in the message (which may also name kernels or streams), the one closest to
+     * a live allocation is taken as the faulting address; one more than {@link #NEAR} bytes from
+     * every allocation (a null pointer, say) names none.
      */
-    private GpuException withNearestAllocation(GpuException e) {
-        Matcher m = HEX.matcher(e.getMessage() == null ? "" : e.getMessage());
+    private String nearestAllocation(String message) {
+        Matcher m = HEX.matcher(message == null ? "" : message);
         long bestAddr = 0;
         long bestDist = -1;
         Ledger.Entry best = null;
@@ -220,18 +238,18 @@ public final class GpuRuntime implements Gpu {
             }
             Ledger.Entry near = ledger.nearest(addr);
             if (near == null) {
-                return e;
+                return "";
             }
-            long dist = addr < near.base() ? near.base() - addr
-                    : addr < near.end() + near.pad() ? 0 : addr - (near.end() + near.pad());
+            long dist = Long.compareUnsigned(addr, near.base()) < 0 ? near.base() - addr
+                    : Long.compareUnsigned(addr, near.end() + near.pad()) < 0 ? 0 : addr - (near.end() + near.pad());
             if (best == null || Long.compareUnsigned(dist, bestDist) < 0) {
                 best = near;
                 bestDist = dist;
                 bestAddr = addr;
             }
         }
-        if (best == null) {
-            return e;
+        if (best == null || Long.compareUnsigned(bestDist, NEAR) > 0) {
+            return "";
         }
         long off = bestAddr - best.base();
         String where;
@@ -243,9 +261,7 @@ public final class GpuRuntime implements Gpu {
         } else {
             where = (-off) + " byte(s) before its start";
         }
-        String d = (e.details().isEmpty() ? "" : e.details() + "; ")
-                + "nearest allocation to 0x" + Long.toHexString(bestAddr) + ": " + best.describe() + ", " + where;
-        return new GpuException(e.error(), e.rawCode(), e.operation(), d, e);
+        return "nearest allocation to 0x" + Long.toHexString(bestAddr) + ": " + best.describe() + ", " + where;
     }
 
     private RuntimeException launchFailed(GpuException e, long func, String suffix) {
@@ -979,7 +995,9 @@ public final class GpuRuntime implements Gpu {
         long func = Objects.requireNonNull(kernel, "kernel").value();
         Objects.requireNonNull(config, "config");
         long st = Objects.requireNonNull(stream, "stream").handle();
-        Objects.requireNonNull(args, "args");
+        if (Objects.requireNonNull(args, "args").isClosed()) {
+            throw new IllegalStateException("launch: KernelArgs is closed");
+        }
         long t0 = timingOn ? timing.begin() : 0;
         try {
             driver.launchKernel(func, config, st, args);
@@ -1421,7 +1439,7 @@ public final class GpuRuntime implements Gpu {
         MemorySegment reg = pinned.remove(host);
         if (reg == null) {
             throw new GpuException(CudaError.INVALID_VALUE, "freeHostPinned", "host=0x" + Long.toHexString(host.address())
-                    + " (" + host.byteSize() + " B) is not a segment allocHostPinned returned, or is already freed; nothing was freed");
+                    + " is not the base of memory allocHostPinned returned, or is already freed; nothing was freed");
         }
         try {
             driver.memFreeHost(reg);

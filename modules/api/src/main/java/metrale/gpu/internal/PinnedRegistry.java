@@ -18,10 +18,13 @@ final class PinnedRegistry {
         ranges.put(seg.address(), seg);
     }
 
-    /** {@return the registered segment whose base is {@code seg}'s address, removed; {@code null} if none} */
+    /**
+     * {@return the registered segment whose base is {@code seg}'s address, removed; {@code null}
+     * if none} Only the address counts, as {@code cuMemFreeHost} takes a pointer.
+     */
     MemorySegment remove(MemorySegment seg) {
         MemorySegment reg = ranges.get(seg.address());
-        if (reg == null || reg.byteSize() != seg.byteSize()) {
+        if (reg == null) {
             return null;
         }
         return ranges.remove(seg.address(), reg) ? reg : null;

@@ -56,12 +56,22 @@ class CudaProviderTest {
         assertThat(String.join("\n", out)).contains("--enable-native-access=ALL-UNNAMED");
     }
 
-    private static List<String> probe(List<String> flags) throws IOException, InterruptedException {
+    /** The class path of this JVM plus where the probe's classes came from (a launcher may load tests from its own loader). */
+    private static String classPath() throws java.net.URISyntaxException {
+        List<String> parts = new ArrayList<>();
+        for (Class<?> c : List.of(AvailabilityProbe.class, CudaBackendProvider.class, Availability.class, metrale.telemetry.Telemetry.class)) {
+            parts.add(Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
+        }
+        parts.add(System.getProperty("java.class.path"));
+        return String.join(java.io.File.pathSeparator, parts);
+    }
+
+    private static List<String> probe(List<String> flags) throws IOException, InterruptedException, java.net.URISyntaxException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(flags);
         cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(classPath());
         cmd.add(AvailabilityProbe.class.getName());
         Process proc = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String text = new String(proc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

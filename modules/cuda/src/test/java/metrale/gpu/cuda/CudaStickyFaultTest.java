@@ -15,10 +15,10 @@ import org.junit.jupiter.api.Test;
 /**
  * A kernel that stores to an illegal address latches a sticky error in the context: every later
  * call reports it, and close still completes. CUDA cannot recover from this inside the process
- * (CUDA_SEMANTICS.md section 4), so this class is tagged {@code sticky} and runs in its own JVM.
+ * (CUDA_SEMANTICS.md section 4), so this class is tagged {@code sticky-driver} and runs in its own JVM.
  */
 @RequiresCuda
-@Tag("sticky")
+@Tag("sticky-driver")
 class CudaStickyFaultTest {
 
     @Test

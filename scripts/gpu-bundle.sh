@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds a self-contained bundle that runs the CUDA backend's tests on a GPU host with no Java,
+# Maven or network: the module jars, the test classes and their test dependencies, the JUnit
+# console launcher and a jlinked Java runtime, plus run-tests.sh.
+#
+#   scripts/gpu-bundle.sh [OUTPUT_DIR]      (default: .bundle in the repository root)
+#
+# Then on the GPU host: bash OUTPUT_DIR/run-tests.sh   (exit status 0 only if every test passed)
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="${1:-$root/.bundle}"
+: "${JAVA_HOME:=/usr/lib/jvm/temurin-25-jdk-amd64}"
+export JAVA_HOME PATH="$JAVA_HOME/bin:$PATH"
+console_version="1.14.4"   # the JUnit Platform of JUnit 5.14.4
+
+cd "$root"
+rm -rf "$out"
+mkdir -p "$out/lib"
+
+# Jars of the modules and the cuda test jar, then every test-scope dependency of the cuda module.
+./mvnw -q -pl modules/cuda -am package dependency:copy-dependencies -DskipTests \
+    -DincludeScope=test -DoutputDirectory="$out/lib"
+cp modules/telemetry/target/metrale-telemetry-*.jar modules/api/target/metrale-gpu-0*.jar \
+   modules/cuda/target/metrale-gpu-cuda-*.jar "$out/lib/"
+# The console launcher carries the JUnit Platform and Jupiter itself: a second copy of an engine
+# on the class path stops the launcher ("multiple engines with the same ID").
+rm -f "$out"/lib/junit-* "$out"/lib/opentest4j-* "$out"/lib/apiguardian-*
+# Byte Buddy (9 MiB) serves only AssertJ's soft assertions and assumptions, which these tests do not use.
+rm -f "$out"/lib/byte-buddy-*
+./mvnw -q dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$console_version" \
+    -DoutputDirectory="$out" -Dmdep.stripVersion=true
+
+# Test classes as a directory: the launcher scans directories without the zip file system
+# (jdk.zipfs), which the runtime below leaves out.
+mkdir -p "$out/test-classes"
+(cd "$out/test-classes" && jar xf "$root"/modules/cuda/target/metrale-gpu-cuda-*-tests.jar && rm -rf META-INF)
+rm -f "$out"/lib/*-tests.jar
+
+jlink --add-modules java.base,java.logging,java.xml,jdk.jfr,java.management,jdk.management,jdk.unsupported \
+      --strip-debug --no-header-files --no-man-pages --compress=zip-9 --output "$out/jre"
+
+cp "$root/scripts/run-tests.sh" "$out/run-tests.sh"
+chmod +x "$out/run-tests.sh"
+echo "bundle: $out ($(du -sh "$out" | cut -f1))"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs the CUDA backend's test suite from a bundle made by scripts/gpu-bundle.sh, with
+# -Dmetrale.gpu.required=true (a missing driver fails instead of skipping). Classes that cause a
+# sticky device fault run in JVMs of their own. Then prints the context-binding measurements.
+# Exit status: 0 only if every run passed.
+set -u
+here="$(cd "$(dirname "$0")" && pwd)"
+java="$here/jre/bin/java"
+cp="$here/test-classes:$(ls "$here"/lib/*.jar | tr '\n' ':')"
+reports="${REPORTS_DIR:-$here/reports}"
+mkdir -p "$reports"
+
+# NVRTC is optional; point the backend at one if the loader would not find it by itself.
+nvrtc_flag=()
+if ! ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so'; then
+    for c in /usr/local/cuda/lib64/libnvrtc.so* /usr/local/cuda-*/lib64/libnvrtc.so* \
+             /usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so* \
+             $(ls -d /usr/lib/python3*/site-packages/nvidia/cu*/lib /opt/*/.venv/lib/python3*/site-packages/nvidia/cu*/lib \
+                    /opt/*/.venv/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib 2>/dev/null | sed 's|$|/libnvrtc.so*|'); do
+        for f in $c; do
+            if [ -f "$f" ] && [[ "$f" != *builtins* ]] && [[ "$f" != *alt* ]]; then nvrtc_flag=("-Dmetrale.nvrtc.library=$f"); break 2; fi
+        done
+    done
+fi
+echo "java: $("$java" -version 2>&1 | head -1); nvrtc: ${nvrtc_flag[*]:-found by the loader or absent}"
+
+jvm=("$java" --enable-native-access=ALL-UNNAMED -Dmetrale.gpu.required=true "${nvrtc_flag[@]}" ${JAVA_OPTS:-})
+status=0
+run() {
+    local name="$1"; shift
+    echo "=== $name"
+    "${jvm[@]}" -jar "$here/junit-platform-console-standalone.jar" execute \
+        --class-path "$cp" --scan-class-path "$here/test-classes" --fail-if-no-tests \
+        --details=tree --disable-banner --disable-ansi-colors --reports-dir "$reports/$name" "$@"
+    local rc=$?
+    echo "=== $name: exit $rc"
+    [ $rc -eq 0 ] || status=1
+}
+run main --exclude-tag sticky-driver --exclude-tag sticky-runtime
+run sticky-driver --include-tag sticky-driver
+run sticky-runtime --include-tag sticky-runtime
+
+echo "=== summary"
+for x in "$reports"/*/TEST-junit-jupiter.xml "$reports"/*/TEST-jqwik.xml; do
+    [ -f "$x" ] || continue
+    grep -o '<testsuite [^>]*' "$x" | sed -E 's/.*name="([^"]*)".*tests="([0-9]+)".*skipped="([0-9]+)".*failures="([0-9]+)".*errors="([0-9]+)".*/\1: tests=\2 skipped=\3 failures=\4 errors=\5/' \
+        | sed "s|^|$(basename "$(dirname "$x")") |"
+done
+
+echo "=== context binding cost"
+"${jvm[@]}" -cp "$cp" metrale.gpu.cuda.internal.CtxBindBenchmark || status=1
+echo "=== overall: $([ $status -eq 0 ] && echo PASSED || echo FAILED)"
+exit $status
