@@ -293,6 +293,7 @@ public final class HeatDemo {
                 out.printf(Locale.ROOT, "  loaded module '%s' from heat.ptx (%,d bytes of PTX)%n", HeatKernels.MODULE, ptx.length);
                 out.printf(Locale.ROOT, "  %-32s %s%n", "heat::jacobi_step", jacobiCfg);
                 out.printf(Locale.ROOT, "  %-32s %s (one float per thread, tree reduction)%n", "heat::residual_reduce", reduceCfg);
+                out.print(indent(gpu.telemetry().audit().report()));
 
                 Solver solver = new Solver(gpu, stream, args, jacobi, jacobiCfg, reduce, reduceCfg,
                         a, b, partial, partialHost, n, reduceBlocks);
