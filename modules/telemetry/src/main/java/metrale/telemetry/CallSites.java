@@ -15,17 +15,21 @@ import java.util.concurrent.CopyOnWriteArrayList;
  *
  * <p>A rule registered with {@link #skip(String...)} is either a class name,
  * which matches that class and its nested {@code $} classes, or a prefix ending
- * in {@code .}, which matches a package and its subpackages. This module's own
- * classes are always internal: the classes of package {@code metrale.telemetry}
- * loaded from this module's code, so tests in that package, which come from
- * another location, still count as callers. Rules are process-wide and can't
- * be removed.
+ * in {@code .}, which matches a package and its subpackages. Internal by
+ * default: JDK packages ({@code java.}, {@code javax.}, {@code jdk.},
+ * {@code sun.}, {@code com.sun.}) and this module's own classes, that is the
+ * classes of package {@code metrale.telemetry} loaded from this module's code,
+ * so tests in that package, which come from another location, still count as
+ * callers. Rules are process-wide and can't be removed.
  */
 public final class CallSites {
 
     private static final String OWN_PACKAGE = "metrale.telemetry";
 
-    private static final List<String> RULES = new CopyOnWriteArrayList<>();
+    // JDK frames are never an application's site; they sit between runtime
+    // frames when the runtime calls back through forEach, streams and the like.
+    private static final List<String> RULES =
+            new CopyOnWriteArrayList<>(List.of("java.", "javax.", "jdk.", "sun.", "com.sun."));
 
     private static final StackWalker WALKER =
             StackWalker.getInstance(Set.of(StackWalker.Option.RETAIN_CLASS_REFERENCE));

@@ -61,7 +61,7 @@ class CudaGpuTest {
             List<RedZoneViolation> bad = gpu.findRedzoneViolations();
             assertThat(bad).hasSize(1);
             assertThat(bad.get(0).allocation().ptr()).isEqualTo(overrun);
-            assertThat(bad.get(0).firstBadOffset()).isEqualTo(4L * n);
+            assertThat(bad.get(0).firstBadOffset()).as("offset into the pad").isZero();
             assertThat(bad.get(0).badBytes()).isBetween(1L, 16L);
             assertThat(gpu.scanRedzones()).isEqualTo(1);
             int[] back = new int[n];

@@ -1,0 +1,156 @@
+package metrale.gpu.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import metrale.gpu.Allocation;
+import metrale.gpu.DevicePtr;
+import metrale.gpu.LaunchConfig;
+import metrale.gpu.RedZoneViolation;
+import metrale.gpu.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Red zones: a pad after each buffer from a creation index on, filled with a pattern; a kernel
+ * that writes past its buffer is found by the scan, named with its allocation; poisoning refills
+ * pads; with red zones off nothing is reported.
+ */
+public abstract class RedZoneContract extends GpuContract {
+
+    /** Red-zone bytes after each buffer in these tests. */
+    protected static final int PAD = 64;
+
+    /** Creates the contract; a backend's subclass is instantiated by JUnit. */
+    protected RedZoneContract() {
+    }
+
+    private void writePast(DevicePtr p, int n, int extra) {
+        gpu.launch(kernel("write_past"), LaunchConfig.forElements(n + extra, 64), Stream.DEFAULT,
+                args.clear().ptr(p).i32(n).i32(extra));
+        gpu.synchronize();
+    }
+
+    /** With red zones off, a scan finds nothing and poisoning does nothing. */
+    @Test
+    public void offByDefault() {
+        assertThat(gpu.options().redZoneBytes()).isZero();
+        DevicePtr p = gpu.alloc(400);
+        writePast(p, 100, 0);
+        assertThat(gpu.scanRedzones()).isZero();
+        assertThat(gpu.findRedzoneViolations()).isEmpty();
+        gpu.poisonRedzones(0, Long.MAX_VALUE);
+        gpu.free(p);
+    }
+
+    /** A buffer written only within its bounds has an intact red zone; the pad is not counted as live bytes. */
+    @Test
+    public void inBoundsWritesLeaveThePadIntact() {
+        reopen(b -> b.redZoneBytes(PAD));
+        DevicePtr p = gpu.alloc(400);
+        assertThat(gpu.liveBytes()).isEqualTo(400);
+        assertThat(gpu.liveAllocations().getFirst().bytes()).isEqualTo(400);
+        writePast(p, 100, 0);
+        gpu.copyH2D(floats(100, 1f), p);
+        assertThat(gpu.scanRedzones()).isZero();
+        assertThat(gpu.findRedzoneViolations()).isEmpty();
+        gpu.free(p);
+    }
+
+    /** A kernel writing past the end is found and named: the allocation, its site, where and how much. */
+    @Test
+    public void writePastTheEndIsFoundAndNamed() {
+        reopen(b -> b.redZoneBytes(PAD));
+        DevicePtr ok = gpu.alloc(400);
+        DevicePtr bad = gpu.alloc(400); String site = here();
+        writePast(ok, 100, 0);
+        writePast(bad, 100, 3);
+        assertThat(readFloats(bad, 100)).as("the buffer itself").containsExactly(iotaFloats(100));
+        assertThat(gpu.scanRedzones()).isEqualTo(1);
+        List<RedZoneViolation> v = gpu.findRedzoneViolations();
+        assertThat(v).singleElement().satisfies(r -> {
+            Allocation a = r.allocation();
+            assertThat(a.ptr()).isEqualTo(bad);
+            assertThat(a.bytes()).isEqualTo(400);
+            assertThat(a.site()).isEqualTo(site);
+            assertThat(r.firstBadOffset()).isZero();
+            assertThat(r.badBytes()).isBetween(1L, 12L);
+        });
+        assertThat(v.getFirst().toString()).contains(site);
+        gpu.free(ok);
+        gpu.free(bad);
+        assertThat(gpu.scanRedzones()).as("a freed buffer's red zone is forgotten").isZero();
+    }
+
+    /** A kernel given an interior pointer that writes past the buffer's end is found too. */
+    @Test
+    public void writePastThroughAnInteriorPointerIsFound() {
+        reopen(b -> b.redZoneBytes(PAD));
+        DevicePtr p = gpu.alloc(400);
+        DevicePtr inner = p.plus(40);
+        writePast(inner, 90, 2);
+        assertThat(gpu.findRedzoneViolations()).singleElement().satisfies(r -> {
+            assertThat(r.firstBadOffset()).isZero();
+            assertThat(r.badBytes()).isBetween(1L, 8L);
+        });
+        gpu.free(p);
+    }
+
+    /** Poisoning refills the pads of the given creation indices only. */
+    @Test
+    public void poisonRefillsTheGivenIndices() {
+        reopen(b -> b.redZoneBytes(PAD));
+        DevicePtr a = gpu.alloc(400);
+        DevicePtr b = gpu.alloc(400);
+        writePast(a, 100, 4);
+        writePast(b, 100, 4);
+        assertThat(gpu.scanRedzones()).isEqualTo(2);
+        List<Allocation> live = gpu.liveAllocations();
+        long ia = live.get(0).index();
+        long ib = live.get(1).index();
+        gpu.poisonRedzones(ia, ia + 1);
+        assertThat(gpu.findRedzoneViolations()).extracting(r -> r.allocation().ptr()).containsExactly(b);
+        gpu.poisonRedzones(ib, ib + 1);
+        assertThat(gpu.scanRedzones()).isZero();
+        gpu.free(a);
+        gpu.free(b);
+    }
+
+    /** Buffers created before the minimum index get no red zone; those from it on do. */
+    @Test
+    public void minimumIndexSkipsEarlierBuffers() {
+        reopen(b -> b.redZoneBytes(PAD).redZoneMinIndex(2));
+        DevicePtr first = gpu.alloc(400);
+        DevicePtr second = gpu.alloc(400);
+        DevicePtr third = gpu.alloc(400);
+        assertThat(gpu.liveAllocations().get(2).index()).isGreaterThanOrEqualTo(2);
+        writePast(first, 100, 0);
+        writePast(third, 100, 2);
+        assertThat(gpu.findRedzoneViolations()).extracting(r -> r.allocation().ptr()).containsExactly(third);
+        gpu.free(first);
+        gpu.free(second);
+        gpu.free(third);
+    }
+
+    /** Red zones do not change what a buffer holds or where copies land. */
+    @Test
+    public void redZonedBuffersBehaveLikeOthers() {
+        reopen(b -> b.redZoneBytes(PAD));
+        DevicePtr a = gpu.alloc(100);
+        DevicePtr b = gpu.alloc(100);
+        gpu.copyH2D(iota(25, 1), a);
+        gpu.copyD2D(a, b, 100);
+        assertThat(readInts(b, 25)).containsExactly(iota(25, 1));
+        gpu.memset(a, 0, 100);
+        assertThat(gpu.scanRedzones()).isZero();
+        gpu.free(a);
+        gpu.free(b);
+    }
+
+    private static float[] iotaFloats(int n) {
+        float[] f = new float[n];
+        for (int i = 0; i < n; i++) {
+            f[i] = i + 1;
+        }
+        return f;
+    }
+}
