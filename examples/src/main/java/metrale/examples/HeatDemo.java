@@ -245,8 +245,6 @@ public final class HeatDemo {
         try (Gpu gpu = builder.open(); KernelArgs args = new KernelArgs()) {
             DeviceInfo dev = gpu.device();
             Counters counters = gpu.telemetry().counters();
-            // Site tracing also comes from the builder; set here so the report below never depends on it.
-            counters.setD2hSiteTrace(true);
             out.printf(Locale.ROOT, "  opened  %s: %s%n", gpu.backendName(), dev.name());
             out.printf(Locale.ROOT, "  memory  %,d MiB total, %,d MiB free%n", dev.totalMemory() >> 20, gpu.deviceFreeMemory() >> 20);
             out.printf(Locale.ROOT, "  SMs     %d (compute capability %d.%d)%n", dev.smCount(), dev.computeMajor(), dev.computeMinor());
