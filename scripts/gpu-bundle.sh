@@ -35,7 +35,7 @@ rm -f "$out"/lib/byte-buddy-*
 # (jdk.zipfs), which the runtime below leaves out.
 mkdir -p "$out/test-classes"
 (cd "$out/test-classes" && jar xf "$root"/modules/cuda/target/metrale-gpu-cuda-*-tests.jar && rm -rf META-INF)
-rm -f "$out"/lib/*-tests.jar
+rm -f "$out"/lib/metrale-gpu-cuda-*-tests.jar
 
 jlink --add-modules java.base,java.logging,java.xml,jdk.jfr,java.management,jdk.management,jdk.unsupported \
       --strip-debug --no-header-files --no-man-pages --compress=zip-9 --output "$out/jre"

@@ -28,17 +28,23 @@ jvm=("$java" --enable-native-access=ALL-UNNAMED -Dmetrale.gpu.required=true "${n
 status=0
 run() {
     local name="$1"; shift
+    local select=(--scan-class-path "$here/test-classes")
+    [[ "$*" == *--select-method* ]] && select=()
     echo "=== $name"
     "${jvm[@]}" -jar "$here/junit-platform-console-standalone.jar" execute \
-        --class-path "$cp" --scan-class-path "$here/test-classes" --fail-if-no-tests \
-        --details=tree --disable-banner --disable-ansi-colors --reports-dir "$reports/$name" "$@"
+        --class-path "$cp" --fail-if-no-tests \
+        --details=tree --disable-banner --disable-ansi-colors --reports-dir "$reports/$name" "${select[@]}" "$@"
     local rc=$?
     echo "=== $name: exit $rc"
     [ $rc -eq 0 ] || status=1
 }
-run main --exclude-tag sticky-driver --exclude-tag sticky-runtime
+run main --exclude-tag sticky-driver --exclude-tag sticky-runtime --exclude-tag sticky-contract
 run sticky-driver --include-tag sticky-driver
 run sticky-runtime --include-tag sticky-runtime
+# Every fault-contract test poisons its process: one JVM per test method.
+for m in $("${jvm[@]}" -cp "$cp$here/junit-platform-console-standalone.jar" metrale.gpu.cuda.contract.TestMethods metrale.gpu.cuda.contract.CudaFaultContractTest); do
+    run "fault-${m#*#}" --select-method "$m" --include-tag sticky-contract
+done
 
 echo "=== summary"
 for x in "$reports"/*/TEST-junit-jupiter.xml "$reports"/*/TEST-jqwik.xml; do

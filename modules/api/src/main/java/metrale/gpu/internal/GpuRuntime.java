@@ -517,7 +517,7 @@ public final class GpuRuntime implements Gpu {
         latch.check("sweepUnreleased");
         int freed = 0;
         GpuException first = null;
-        for (Ledger.Entry e : ledger.drain()) {
+        for (Ledger.Entry e : ledger.drain("sweepUnreleased called at " + CallSites.caller())) {
             try {
                 driver.memFree(e.base());
                 freed++;
@@ -697,7 +697,7 @@ public final class GpuRuntime implements Gpu {
         latch.check("copyD2HOnStream");
         long s = Checks.ptr(src, "src");
         Checks.writable(dst, "dst");
-        long st = Objects.requireNonNull(stream, "stream").handle();
+        long st = liveStream(stream, "copyD2HOnStream");
         long n = dst.byteSize();
         try {
             if (dst.isNative()) {
@@ -727,7 +727,7 @@ public final class GpuRuntime implements Gpu {
         if (dst.isReadOnly()) {
             throw new IllegalArgumentException("copyD2HAsync: dst: the segment is read-only");
         }
-        long st = Objects.requireNonNull(stream, "stream").handle();
+        long st = liveStream(stream, "copyD2HAsync");
         long n = dst.byteSize();
         try {
             driver.memcpyDtoHAsync(dst, s, n, st);
@@ -743,7 +743,7 @@ public final class GpuRuntime implements Gpu {
         latch.check("copyH2DAsync");
         Checks.nativeSeg(src, "src", "copyH2DAsync");
         long d = Checks.ptr(dst, "dst");
-        long st = Objects.requireNonNull(stream, "stream").handle();
+        long st = liveStream(stream, "copyH2DAsync");
         long n = src.byteSize();
         try {
             driver.memcpyHtoDAsync(d, src, n, st);
@@ -774,7 +774,7 @@ public final class GpuRuntime implements Gpu {
         latch.check("copyH2DAsyncRetained");
         Checks.nativeSeg(src, "src", "copyH2DAsyncRetained");
         long d = Checks.ptr(dst, "dst");
-        long st = Objects.requireNonNull(stream, "stream").handle();
+        long st = liveStream(stream, "copyH2DAsyncRetained");
         long n = src.byteSize();
         try {
             driver.memcpyHtoDAsync(d, src, n, st);
@@ -809,7 +809,7 @@ public final class GpuRuntime implements Gpu {
         long s = Checks.ptr(src, "src");
         long d = Checks.ptr(dst, "dst");
         Checks.size(bytes, "bytes", "copyD2DAsync");
-        long st = Objects.requireNonNull(stream, "stream").handle();
+        long st = liveStream(stream, "copyD2DAsync");
         try {
             driver.memcpyDtoDAsync(d, s, bytes, st);
         } catch (GpuException e) {
@@ -832,7 +832,7 @@ public final class GpuRuntime implements Gpu {
         Checks.size(dstPitch, "dstPitch", "copyD2D2DAsync");
         Checks.size(widthBytes, "widthBytes", "copyD2D2DAsync");
         Checks.size(height, "height", "copyD2D2DAsync");
-        long st = Objects.requireNonNull(stream, "stream").handle();
+        long st = liveStream(stream, "copyD2D2DAsync");
         long n;
         try {
             n = Math.multiplyExact(widthBytes, height);
@@ -868,7 +868,7 @@ public final class GpuRuntime implements Gpu {
         long p = Checks.ptr(ptr, "ptr");
         Checks.byteValue(value, "memsetAsync");
         Checks.size(bytes, "bytes", "memsetAsync");
-        long st = Objects.requireNonNull(stream, "stream").handle();
+        long st = liveStream(stream, "memsetAsync");
         try {
             driver.memsetD8Async(p, value, bytes, st);
         } catch (GpuException e) {
@@ -896,6 +896,9 @@ public final class GpuRuntime implements Gpu {
             }
             Modules.Module old = modules.put(name, h);
             if (old != null) {
+                for (long f : modules.functionHandles(old)) {
+                    handles.removeFunction(f);
+                }
                 try {
                     driver.moduleUnload(old.handle);
                 } catch (GpuException e) {
@@ -943,7 +946,8 @@ public final class GpuRuntime implements Gpu {
         }
         telemetry.audit().record(module, func, true, site);
         trace.nameKernel(f, module, func);
-        modules.resolved(m, func);
+        modules.resolved(m, func, f);
+        handles.addFunction(f);
         KernelHandle h = new KernelHandle(f);
         opCache.publishKernel(module, func, h);
         return h;
@@ -980,7 +984,7 @@ public final class GpuRuntime implements Gpu {
     @Override
     public void setMaxDynamicSharedMemory(KernelHandle kernel, int bytes) {
         latch.check("setMaxDynamicSharedMemory");
-        long f = Objects.requireNonNull(kernel, "kernel").value();
+        long f = liveFunction(kernel, "setMaxDynamicSharedMemory");
         Checks.size(bytes, "bytes", "setMaxDynamicSharedMemory");
         try {
             driver.funcSetMaxDynamicSharedMemory(f, bytes);
@@ -992,9 +996,9 @@ public final class GpuRuntime implements Gpu {
     @Override
     public void launch(KernelHandle kernel, LaunchConfig config, Stream stream, KernelArgs args) {
         latch.check("launch");
-        long func = Objects.requireNonNull(kernel, "kernel").value();
+        long func = liveFunction(kernel, "launch");
         Objects.requireNonNull(config, "config");
-        long st = Objects.requireNonNull(stream, "stream").handle();
+        long st = liveStream(stream, "launch");
         if (Objects.requireNonNull(args, "args").isClosed()) {
             throw new IllegalStateException("launch: KernelArgs is closed");
         }
@@ -1079,7 +1083,7 @@ public final class GpuRuntime implements Gpu {
     @Override
     public void synchronize(Stream stream) {
         latch.check("synchronize");
-        long s = Objects.requireNonNull(stream, "stream").handle();
+        long s = liveStream(stream, "synchronize");
         counters.streamSync();
         try {
             driver.streamSynchronize(s);
@@ -1104,7 +1108,7 @@ public final class GpuRuntime implements Gpu {
     @Override
     public boolean streamQuery(Stream stream) {
         latch.check("streamQuery");
-        long s = Objects.requireNonNull(stream, "stream").handle();
+        long s = liveStream(stream, "streamQuery");
         try {
             return driver.streamQuery(s);
         } catch (GpuException e) {
@@ -1133,8 +1137,8 @@ public final class GpuRuntime implements Gpu {
     @Override
     public void recordEvent(Event event, Stream stream) {
         latch.check("recordEvent");
-        long ev = Objects.requireNonNull(event, "event").handle();
-        long s = Objects.requireNonNull(stream, "stream").handle();
+        long ev = liveEvent(event, "event", "recordEvent");
+        long s = liveStream(stream, "recordEvent");
         try {
             driver.eventRecord(ev, s);
         } catch (GpuException e) {
@@ -1145,8 +1149,8 @@ public final class GpuRuntime implements Gpu {
     @Override
     public void streamWaitEvent(Stream stream, Event event) {
         latch.check("streamWaitEvent");
-        long s = Objects.requireNonNull(stream, "stream").handle();
-        long ev = Objects.requireNonNull(event, "event").handle();
+        long s = liveStream(stream, "streamWaitEvent");
+        long ev = liveEvent(event, "event", "streamWaitEvent");
         try {
             driver.streamWaitEvent(s, ev, 0);
         } catch (GpuException e) {
@@ -1157,7 +1161,7 @@ public final class GpuRuntime implements Gpu {
     @Override
     public void eventSynchronize(Event event) {
         latch.check("eventSynchronize");
-        long ev = Objects.requireNonNull(event, "event").handle();
+        long ev = liveEvent(event, "event", "eventSynchronize");
         counters.streamSync();
         try {
             driver.eventSynchronize(ev);
@@ -1170,7 +1174,7 @@ public final class GpuRuntime implements Gpu {
     @Override
     public boolean eventQuery(Event event) {
         latch.check("eventQuery");
-        long ev = Objects.requireNonNull(event, "event").handle();
+        long ev = liveEvent(event, "event", "eventQuery");
         try {
             return driver.eventQuery(ev);
         } catch (GpuException e) {
@@ -1181,8 +1185,8 @@ public final class GpuRuntime implements Gpu {
     @Override
     public float elapsedMillis(Event start, Event end) {
         latch.check("elapsedMillis");
-        long a = Objects.requireNonNull(start, "start").handle();
-        long b = Objects.requireNonNull(end, "end").handle();
+        long a = liveEvent(start, "start", "elapsedMillis");
+        long b = liveEvent(end, "end", "elapsedMillis");
         try {
             return driver.eventElapsedTime(a, b);
         } catch (GpuException e) {
@@ -1217,7 +1221,7 @@ public final class GpuRuntime implements Gpu {
     @Override
     public void beginCapture(Stream stream, CaptureMode mode) {
         latch.check("beginCapture");
-        long s = Objects.requireNonNull(stream, "stream").handle();
+        long s = liveStream(stream, "beginCapture");
         Objects.requireNonNull(mode, "mode");
         try {
             driver.streamBeginCapture(s, mode.code());
@@ -1229,7 +1233,7 @@ public final class GpuRuntime implements Gpu {
     @Override
     public GraphHandle endCapture(Stream stream) {
         latch.check("endCapture");
-        long s = Objects.requireNonNull(stream, "stream").handle();
+        long s = liveStream(stream, "endCapture");
         long graph;
         try {
             graph = driver.streamEndCapture(s);
@@ -1254,7 +1258,7 @@ public final class GpuRuntime implements Gpu {
     @Override
     public void abortCaptureIfActive(Stream stream) {
         latch.check("abortCaptureIfActive");
-        long s = Objects.requireNonNull(stream, "stream").handle();
+        long s = liveStream(stream, "abortCaptureIfActive");
         if (!isCapturing(s, "abortCaptureIfActive")) {
             return;
         }
@@ -1273,7 +1277,7 @@ public final class GpuRuntime implements Gpu {
     @Override
     public boolean streamIsCapturing(Stream stream) {
         latch.check("streamIsCapturing");
-        long s = Objects.requireNonNull(stream, "stream").handle();
+        long s = liveStream(stream, "streamIsCapturing");
         return isCapturing(s, "streamIsCapturing");
     }
 
@@ -1305,7 +1309,7 @@ public final class GpuRuntime implements Gpu {
     @Override
     public CaptureStatus captureStatus(Stream stream) {
         latch.check("captureStatus");
-        long s = Objects.requireNonNull(stream, "stream").handle();
+        long s = liveStream(stream, "captureStatus");
         if (!driver.supportsCaptureQuery()) {
             throw new GpuException(CudaError.NOT_SUPPORTED, "captureStatus",
                     "the " + driver.name() + " driver has no cuStreamIsCapturing");
@@ -1321,7 +1325,7 @@ public final class GpuRuntime implements Gpu {
     public void launchGraph(GraphHandle graph, Stream stream) {
         latch.check("launchGraph");
         long id = Objects.requireNonNull(graph, "graph").handle();
-        long s = Objects.requireNonNull(stream, "stream").handle();
+        long s = liveStream(stream, "launchGraph");
         Handles.Graph g = handles.graph(id);
         if (g == null) {
             throw new GpuException(CudaError.INVALID_HANDLE, "launchGraph",
@@ -1509,7 +1513,7 @@ public final class GpuRuntime implements Gpu {
             quietly("cuGraphExecDestroy", quiet, () -> driver.graphExecDestroy(g.exec()));
             quietly("cuGraphDestroy", quiet, () -> driver.graphDestroy(g.graph()));
         }
-        List<Ledger.Entry> leaks = ledger.drain();
+        List<Ledger.Entry> leaks = ledger.drain("close");
         if (!leaks.isEmpty()) {
             long bytes = 0;
             for (Ledger.Entry e : leaks) {
@@ -1534,11 +1538,46 @@ public final class GpuRuntime implements Gpu {
         for (long s : handles.drainStreams()) {
             quietly("cuStreamDestroy_v2", quiet, () -> driver.streamDestroy(s));
         }
+        handles.clearFunctions();
         for (long m : modules.drain()) {
             quietly("cuModuleUnload", quiet, () -> driver.moduleUnload(m));
         }
         opCache.clear();
         quietly("closing the driver", quiet, driver::close);
+    }
+
+    // ---- handle checks ---------------------------------------------------------------------------------
+
+    /** {@return the stream's handle} A destroyed or foreign stream is refused before the driver, which could crash on it. */
+    private long liveStream(Stream stream, String op) {
+        long s = Objects.requireNonNull(stream, "stream").handle();
+        if (!handles.liveStream(s)) {
+            throw deadHandle(op, stream + " is not a default stream nor one this runtime created and has not destroyed");
+        }
+        return s;
+    }
+
+    /** {@return the event's handle} A destroyed or foreign event is refused before the driver. */
+    private long liveEvent(Event event, String name, String op) {
+        long e = Objects.requireNonNull(event, name).handle();
+        if (!handles.liveEvent(e)) {
+            throw deadHandle(op, name + " " + event + " was not created by this runtime or is already destroyed");
+        }
+        return e;
+    }
+
+    /** {@return the kernel's function handle} A handle no lookup returned, or of a replaced module, is refused. */
+    private long liveFunction(KernelHandle kernel, String op) {
+        long f = Objects.requireNonNull(kernel, "kernel").value();
+        if (!handles.liveFunction(f)) {
+            throw deadHandle(op, kernel + " was not returned by kernel(module, func) on this runtime, "
+                    + "or its module was replaced or unloaded since");
+        }
+        return f;
+    }
+
+    private static GpuException deadHandle(String op, String why) {
+        return new GpuException(CudaError.INVALID_HANDLE, op, why);
     }
 
     @Override

@@ -1,13 +1,14 @@
 package metrale.gpu.internal;
 
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The streams, events and graphs this runtime created and still holds, so destroying an unknown
- * or destroyed handle is a clear error and {@code close()} releases the rest. Thread-safe.
+ * The streams, events, functions and graphs this runtime created and still holds. Every call that
+ * takes a handle checks it here first: CUDA cannot tell a destroyed stream or event, or a function
+ * of an unloaded module, from a live one, and using one can crash the process. {@code close()}
+ * releases the rest. Thread-safe.
  */
 final class Handles {
 
@@ -20,8 +21,9 @@ final class Handles {
     record Graph(long graph, long exec) {
     }
 
-    private final Set<Long> streams = ConcurrentHashMap.newKeySet();
-    private final Set<Long> events = ConcurrentHashMap.newKeySet();
+    private final LongSet streams = new LongSet();
+    private final LongSet events = new LongSet();
+    private final LongSet functions = new LongSet();
     private final ConcurrentHashMap<Long, Graph> graphs = new ConcurrentHashMap<>();
     // Graph handles are runtime-issued, from 1, never reused, so a stale handle cannot alias a new graph.
     private final AtomicLong graphIds = new AtomicLong(1);
@@ -33,6 +35,31 @@ final class Handles {
     /** {@return whether the stream was held, and is no longer} */
     boolean removeStream(long s) {
         return streams.remove(s);
+    }
+
+    /** {@return whether {@code s} is a default stream (0, legacy 1, per-thread 2) or one this runtime holds} */
+    boolean liveStream(long s) {
+        return (s >= 0 && s <= 2) || streams.contains(s);
+    }
+
+    /** {@return whether this runtime holds the event} */
+    boolean liveEvent(long e) {
+        return events.contains(e);
+    }
+
+    /** Notes a function handle a lookup returned. */
+    void addFunction(long f) {
+        functions.add(f);
+    }
+
+    /** Forgets a function handle of an unloaded module. */
+    void removeFunction(long f) {
+        functions.remove(f);
+    }
+
+    /** {@return whether {@code f} was returned by a lookup in a module still loaded} */
+    boolean liveFunction(long f) {
+        return functions.contains(f);
     }
 
     void addEvent(long e) {
@@ -69,16 +96,17 @@ final class Handles {
     }
 
     /** Forgets every event. {@return them} */
-    List<Long> drainEvents() {
-        List<Long> out = List.copyOf(events);
-        events.removeAll(out);
-        return out;
+    long[] drainEvents() {
+        return events.drain();
     }
 
     /** Forgets every stream. {@return them} */
-    List<Long> drainStreams() {
-        List<Long> out = List.copyOf(streams);
-        streams.removeAll(out);
-        return out;
+    long[] drainStreams() {
+        return streams.drain();
+    }
+
+    /** Forgets every function. */
+    void clearFunctions() {
+        functions.drain();
     }
 }

@@ -1,5 +1,6 @@
 package metrale.gpu.internal;
 
+import metrale.gpu.LaunchConfig;
 import metrale.telemetry.GpuAllocEvent;
 import metrale.telemetry.GpuCopyEvent;
 import metrale.telemetry.GpuFreeEvent;
@@ -16,7 +17,7 @@ final class Jfr {
     private Jfr() {
     }
 
-    static void launch(LaunchTrace names, long func, metrale.gpu.LaunchConfig c, long stream) {
+    static void launch(LaunchTrace names, long func, LaunchConfig c, long stream) {
         GpuLaunchEvent e = new GpuLaunchEvent();
         if (e.shouldCommit()) {
             e.kernel = names.nameOf(func);

@@ -168,11 +168,19 @@ final class Ledger {
         return out;
     }
 
-    /** Takes every entry off the ledger. {@return them, oldest first} */
-    List<Entry> drain() {
+    /**
+     * Takes every entry off the ledger, remembering each as freed.
+     *
+     * @param freeSite what freed them, for a later double free's message
+     * @return them, oldest first
+     */
+    List<Entry> drain(String freeSite) {
         List<Entry> out;
         synchronized (lock) {
             out = new ArrayList<>(live.values());
+            for (Entry e : out) {
+                freed.put(e.base(), new Freed(e, freeSite));
+            }
             live.clear();
             liveBytes = 0;
         }

@@ -17,6 +17,7 @@ final class Modules {
     static final class Module {
         final long handle;
         final LinkedHashSet<String> functions = new LinkedHashSet<>();
+        final java.util.Set<Long> functionHandles = new java.util.HashSet<>();
 
         Module(long handle) {
             this.handle = handle;
@@ -41,9 +42,17 @@ final class Modules {
     }
 
     /** Notes a successful lookup of {@code func} in {@code m}. */
-    void resolved(Module m, String func) {
+    void resolved(Module m, String func, long handle) {
         synchronized (lock) {
             m.functions.add(func);
+            m.functionHandles.add(handle);
+        }
+    }
+
+    /** {@return the function handles resolved in {@code m}} */
+    List<Long> functionHandles(Module m) {
+        synchronized (lock) {
+            return List.copyOf(m.functionHandles);
         }
     }
 

@@ -144,7 +144,7 @@ public abstract class BadInputContract extends GpuContract {
         gpu.memset(q, 0x22, 256);
         Stream s = gpu.createStream();
         refused(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new byte[257], p));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new int[60], p.plus(16)));
+        refused(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new int[61], p.plus(16)));
         refused(CudaError.INVALID_VALUE, () -> gpu.copyD2H(p, new byte[257]));
         refused(CudaError.INVALID_VALUE, () -> gpu.copyD2H(p.plus(200), new long[8]));
         refused(CudaError.INVALID_VALUE, () -> gpu.copyD2D(p, q, 257));
@@ -209,7 +209,7 @@ public abstract class BadInputContract extends GpuContract {
         assertStillWorks();
     }
 
-    /** 2D copy argument rules: a pitch smaller than the width is INVALID_VALUE; width or height 0 does nothing (case 11). */
+    /** 2D copy rules: a pitch smaller than the width, or rows past either allocation's end, are INVALID_VALUE; width or height 0 does nothing (case 11). */
     @Test
     public void bad2DCopies() {
         Stream s = gpu.createStream();
@@ -218,6 +218,8 @@ public abstract class BadInputContract extends GpuContract {
         gpu.memset(dst, 0x33, 128 * 8);
         refused(CudaError.INVALID_VALUE, () -> gpu.copyD2D2DAsync(src, 64, dst, 128, 65, 8, s));
         refused(CudaError.INVALID_VALUE, () -> gpu.copyD2D2DAsync(src, 64, dst, 40, 48, 8, s));
+        refused(CudaError.INVALID_VALUE, () -> gpu.copyD2D2DAsync(src, 64, dst, 128, 48, 9, s));
+        refused(CudaError.INVALID_VALUE, () -> gpu.copyD2D2DAsync(src, 32, dst, 128, 32, 17, s));
         gpu.copyD2D2DAsync(src, 64, dst, 128, 48, 0, s);
         gpu.copyD2D2DAsync(src, 64, dst, 128, 0, 8, s);
         gpu.synchronize(s);
@@ -255,6 +257,18 @@ public abstract class BadInputContract extends GpuContract {
         refused(CudaError.INVALID_HANDLE, () -> gpu.launch(new KernelHandle(0), LaunchConfig.of(1, 1), Stream.DEFAULT, args.clear()));
         refused(CudaError.INVALID_HANDLE, () -> gpu.launch(new KernelHandle(BOGUS), LaunchConfig.of(1, 1), Stream.DEFAULT, args.clear()));
         refused(CudaError.INVALID_HANDLE, () -> gpu.setMaxDynamicSharedMemory(new KernelHandle(BOGUS), 65536));
+        gpu.synchronize();
+        assertStillWorks();
+    }
+
+    /** A handle from a module that was replaced is INVALID_HANDLE: a launch never reaches unloaded code. */
+    @Test
+    public void handlesOfAReplacedModuleAreRefused() {
+        KernelHandle old = gpu.kernel(MODULE, "noop");
+        prepareKernels(gpu);
+        refused(CudaError.INVALID_HANDLE, () -> gpu.launch(old, LaunchConfig.of(1, 1), Stream.DEFAULT, args.clear()));
+        KernelHandle fresh = gpu.kernel(MODULE, "noop");
+        gpu.launch(fresh, LaunchConfig.of(1, 1), Stream.DEFAULT, args.clear());
         gpu.synchronize();
         assertStillWorks();
     }
@@ -386,11 +400,15 @@ public abstract class BadInputContract extends GpuContract {
         assertStillWorks();
     }
 
-    /** Unknown modules, empty names and bad images; a kernel of a module that was never loaded is NOT_FOUND. */
+    /**
+     * A kernel of a module that was never loaded is NOT_FOUND; an empty function name is
+     * INVALID_VALUE (as {@code cuModuleGetFunction} answers on an H200); a truncated ELF image is
+     * INVALID_IMAGE.
+     */
     @Test
     public void badModulesAndNames() {
         refused(CudaError.NOT_FOUND, () -> gpu.kernel("never_loaded", "fill_f32"));
-        refused(CudaError.NOT_FOUND, () -> gpu.kernel(MODULE, ""));
+        refused(CudaError.INVALID_VALUE, () -> gpu.kernel(MODULE, ""));
         refused(CudaError.INVALID_IMAGE, () -> gpu.loadModule("junk", new byte[] {0x7f, 'E', 'L', 'F', 0, 0, 0}));
         assertStillWorks();
     }

@@ -476,4 +476,61 @@ public abstract class CaptureGraphContract extends GpuContract {
         }
         gpu.free(p);
     }
+
+    private static Throwable onAnotherThread(org.assertj.core.api.ThrowableAssert.ThrowingCallable call) throws InterruptedException {
+        // A platform thread: CUDA's THREAD_LOCAL capture mode is about OS threads.
+        Throwable[] out = new Throwable[1];
+        Thread t = Thread.ofPlatform().start(() -> out[0] = org.assertj.core.api.Assertions.catchThrowable(call));
+        t.join();
+        return out[0];
+    }
+
+    /** A GLOBAL capture makes another thread's alloc STREAM_CAPTURE_UNSUPPORTED and invalidates the capture (case 28). */
+    @Test
+    public void globalCaptureForbidsUnsafeCallsOnOtherThreads() throws Exception {
+        Stream s = gpu.createStream();
+        gpu.beginCapture(s, CaptureMode.GLOBAL);
+        Throwable t = onAnotherThread(() -> gpu.alloc(64));
+        assertCuda(CudaError.STREAM_CAPTURE_UNSUPPORTED, () -> {
+            if (t != null) {
+                throw t;
+            }
+        });
+        assertThat(gpu.liveAllocCount()).isZero();
+        assertCuda(CudaError.STREAM_CAPTURE_INVALIDATED, () -> gpu.endCapture(s));
+        gpu.destroyStream(s);
+        assertStillWorks();
+    }
+
+    /** A THREAD_LOCAL capture leaves another thread's alloc alone (case 28). */
+    @Test
+    public void threadLocalCaptureAllowsOtherThreadsToAllocate() throws Exception {
+        Stream s = gpu.createStream();
+        DevicePtr[] p = new DevicePtr[1];
+        gpu.beginCapture(s, CaptureMode.THREAD_LOCAL);
+        Throwable t = onAnotherThread(() -> p[0] = gpu.alloc(64));
+        assertThat(t).as("another thread's alloc during a THREAD_LOCAL capture").isNull();
+        GraphHandle g = gpu.endCapture(s);
+        gpu.destroyGraph(g);
+        gpu.free(p[0]);
+        gpu.destroyStream(s);
+    }
+
+    /** Another thread ending a THREAD_LOCAL capture is STREAM_CAPTURE_WRONG_THREAD but ends it; ending again is ILLEGAL_STATE (case 28). */
+    @Test
+    public void threadLocalCaptureEndedByAnotherThread() throws Exception {
+        Stream s = gpu.createStream();
+        gpu.beginCapture(s, CaptureMode.THREAD_LOCAL);
+        noop(s);
+        Throwable t = onAnotherThread(() -> gpu.endCapture(s));
+        assertCuda(CudaError.STREAM_CAPTURE_WRONG_THREAD, () -> {
+            if (t != null) {
+                throw t;
+            }
+        });
+        assertThat(gpu.captureStatus(s)).isEqualTo(CaptureStatus.NONE);
+        assertCuda(CudaError.ILLEGAL_STATE, () -> gpu.endCapture(s));
+        gpu.destroyStream(s);
+        assertStillWorks();
+    }
 }

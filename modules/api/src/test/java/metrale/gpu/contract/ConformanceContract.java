@@ -171,13 +171,12 @@ public abstract class ConformanceContract extends GpuContract {
         gpu.free(count);
     }
 
-    /** 22. Function "nope" NOT_FOUND; a garbage image INVALID_IMAGE; bad PTX INVALID_PTX. */
+    /** 22. Function "nope" NOT_FOUND; a garbage image INVALID_IMAGE; bad PTX (a header, a broken body) INVALID_PTX. */
     @Test
     public void case22_moduleErrors() {
         assertCuda(CudaError.NOT_FOUND, () -> gpu.kernel(MODULE, "nope"));
         assertCuda(CudaError.INVALID_IMAGE, () -> gpu.loadModule("garbage", "garbage!".getBytes(StandardCharsets.US_ASCII)));
-        assertCuda(CudaError.INVALID_PTX, () -> gpu.loadModule("bad",
-                ".visible .entry f()\n{\n ret;\n}\n".getBytes(StandardCharsets.US_ASCII)));
+        assertCuda(CudaError.INVALID_PTX, () -> gpu.loadModule("bad", BROKEN_PTX.getBytes(StandardCharsets.US_ASCII)));
         assertStillWorks();
     }
 

@@ -45,6 +45,25 @@ public abstract class GpuContract {
     /** The module name the contract kernels are loaded under. */
     public static final String MODULE = "contract";
 
+    /**
+     * A second name the same PTX is loaded as by {@link KernelContract}: backends that bind
+     * kernels by module name (the simulator's twins) provide the contract kernels under it too.
+     */
+    public static final String SECOND_MODULE = "contract2";
+
+    /**
+     * PTX that the JIT refuses: a valid header and a body that is not PTX. On an H200 (driver
+     * 580.159.04) {@code cuModuleLoadData} returns INVALID_PTX (218) for it.
+     */
+    public static final String BROKEN_PTX = ".version 8.0\n.target sm_90\n.address_size 64\n"
+            + ".visible .entry broken(\n)\n{\n  this is not ptx;\n}\n";
+
+    /**
+     * Text with a PTX entry but no {@code .version} header: on an H200 (driver 580.159.04)
+     * {@code cuModuleLoadData} returns INVALID_IMAGE (200) for it, not INVALID_PTX.
+     */
+    public static final String HEADERLESS_PTX = ".visible .entry f()\n{\n ret;\n}\n";
+
     /** The classpath resource holding the PTX of {@code contract.cu}. */
     public static final String PTX_RESOURCE = "/metrale/gpu/contract/contract.ptx";
 

@@ -72,6 +72,25 @@ public abstract class OpSequenceProperties {
     protected abstract GpuBuilder builder();
 
     /**
+     * {@return a new builder for the backend under test, for the program of {@code seed}} By
+     * default {@link #builder()}; the simulator also seeds its scheduler with it, so each program
+     * runs under its own interleaving of ready streams.
+     *
+     * @param seed the program's seed
+     */
+    protected GpuBuilder builder(long seed) {
+        return builder();
+    }
+
+    /**
+     * {@return whether the device's free memory is exactly what it was once everything is
+     * freed} True for the simulator; false where other processes or driver pools move it (CUDA).
+     */
+    protected boolean exactMemInfo() {
+        return false;
+    }
+
+    /**
      * Makes module {@value GpuContract#MODULE} available on {@code gpu}, as
      * {@link GpuContract#prepareKernels(Gpu)} does.
      *
@@ -123,12 +142,12 @@ public abstract class OpSequenceProperties {
      */
     public final void runProgram(long seed, int length) {
         List<Op> program = program(seed, length);
-        Gpu gpu = builder().open();
+        Gpu gpu = builder(seed).open();
         Runner runner = null;
         int step = -1;
         try {
             prepareKernels(gpu);
-            runner = new Runner(gpu);
+            runner = new Runner(gpu, exactMemInfo());
             for (step = 0; step < program.size(); step++) {
                 runner.run(program.get(step));
             }
@@ -416,8 +435,12 @@ public abstract class OpSequenceProperties {
         final List<List<PendingRead>> pendingReads = new ArrayList<>();
         final List<List<MemorySegment>> retained = new ArrayList<>();
 
-        Runner(Gpu gpu) {
+        final boolean exactMemInfo;
+        long freeAtStart;
+
+        Runner(Gpu gpu, boolean exactMemInfo) {
             this.gpu = gpu;
+            this.exactMemInfo = exactMemInfo;
             streams[0] = Stream.DEFAULT;
             streams[1] = gpu.createStream(false);
             streams[2] = gpu.createStream(true);
@@ -432,6 +455,7 @@ public abstract class OpSequenceProperties {
             }
             fill = gpu.kernel(GpuContract.MODULE, "fill_f32");
             add = gpu.kernel(GpuContract.MODULE, "add_i32");
+            freeAtStart = gpu.deviceFreeMemory();
         }
 
         /** Orders later work on stream {@code s} after everything done so far to {@code b}. */
@@ -675,6 +699,9 @@ public abstract class OpSequenceProperties {
             bufs.clear();
             assertThat(gpu.liveAllocCount()).isZero();
             assertThat(gpu.liveBytes()).isZero();
+            if (exactMemInfo) {
+                assertThat(gpu.deviceFreeMemory()).as("device free memory once everything is freed").isEqualTo(freeAtStart);
+            }
             for (int s = 1; s < STREAMS; s++) {
                 gpu.destroyStream(streams[s]);
             }

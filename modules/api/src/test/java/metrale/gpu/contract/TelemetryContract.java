@@ -103,7 +103,7 @@ public abstract class TelemetryContract extends GpuContract {
             assertThat(r).doesNotContain("#0").doesNotContain("#2");
         });
         step(trace, p, q, s, 5, 7, 4);
-        assertThat(trace.endAndDiff(10)).contains("1 differing op(s) of 3\n#2 contract::add_i32 [kernel] grid [2, 1, 1] -> [4, 1, 1]\n");
+        assertThat(trace.endAndDiff(10)).contains("1 differing op(s) of 3\n#2 contract::add_i32 [kernel] grid [1, 1, 1] -> [4, 1, 1]\n");
         gpu.synchronize();
         gpu.destroyStream(s);
         gpu.free(p);

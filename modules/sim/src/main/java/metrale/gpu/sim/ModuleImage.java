@@ -11,8 +11,9 @@ import metrale.gpu.GpuException;
 /**
  * Classifies a module image as {@code cuModuleLoadData} would: PTX text (its {@code .entry} names
  * are kept, so a twin must match a real kernel), an ELF cubin, a fatbin, or a
- * {@link SimKernels#image} marker; anything else is {@code INVALID_IMAGE}, and text that looks like
- * PTX but has no {@code .version} is {@code INVALID_PTX}.
+ * {@link SimKernels#image} marker; anything else is {@code INVALID_IMAGE}, including text without a
+ * {@code .version} header (as an H200 answers). PTX whose body is not PTX (an unknown instruction,
+ * unbalanced braces) is {@code INVALID_PTX}, as the JIT would refuse it.
  *
  * @param kind    a label for messages
  * @param entries the PTX entry names, or {@code null} when the image does not list them
@@ -21,16 +22,39 @@ record ModuleImage(String kind, Set<String> entries) {
 
     private static final Pattern ENTRY = Pattern.compile("\\.entry\\s+([A-Za-z_$%][\\w$%]*)");
     private static final String OP = "cuModuleLoadData";
+    private static final int ELF64_HEADER = 64;
+    private static final int EM_CUDA = 190;
+    private static final long FATBIN_MAGIC = 0xBA55ED50L;
+
+    private static int u16(byte[] b, int at) {
+        return (b[at] & 0xff) | (b[at + 1] & 0xff) << 8;
+    }
+
+    private static long u32(byte[] b, int at) {
+        return (b[at] & 0xffL) | (b[at + 1] & 0xffL) << 8 | (b[at + 2] & 0xffL) << 16 | (b[at + 3] & 0xffL) << 24;
+    }
 
     static ModuleImage parse(String name, byte[] image) {
         if (image == null || image.length == 0 || (image.length == 1 && image[0] == 0)) {
             throw new GpuException(CudaError.INVALID_IMAGE, OP, "module=" + name + ": the image is empty");
         }
         if (image.length >= 4 && image[0] == 0x7f && image[1] == 'E' && image[2] == 'L' && image[3] == 'F') {
+            // A cubin is a 64-bit little-endian ELF for EM_CUDA (190): at least its 64-byte header.
+            if (image.length < ELF64_HEADER || image[4] != 2 || image[5] != 1 || u16(image, 18) != EM_CUDA) {
+                throw new GpuException(CudaError.INVALID_IMAGE, OP, "module=" + name + ", " + image.length
+                        + " bytes: an ELF image but not a CUDA cubin (needs a 64-byte ELF64 little-endian header with e_machine "
+                        + EM_CUDA + ")");
+            }
             return new ModuleImage("cubin", null);
         }
-        if (image.length >= 4 && (image[0] & 0xff) == 0x50 && (image[1] & 0xff) == 0xED
-                && (image[2] & 0xff) == 0x55 && (image[3] & 0xff) == 0xBA) {
+        if (image.length >= 4 && u32(image, 0) == FATBIN_MAGIC) {
+            // Header: magic (4), version (2), header size (2), payload size (8); the payload follows it.
+            long headerSize = image.length >= 8 ? u16(image, 6) : 0;
+            long payload = image.length >= 16 ? u32(image, 8) | ((long) u32(image, 12) << 32) : -1;
+            if (image.length < 16 || headerSize < 16 || payload < 0 || headerSize + payload > image.length) {
+                throw new GpuException(CudaError.INVALID_IMAGE, OP, "module=" + name + ", " + image.length
+                        + " bytes: a truncated or malformed fatbin");
+            }
             return new ModuleImage("fatbin", null);
         }
         int n = image.length;
@@ -55,12 +79,13 @@ record ModuleImage(String kind, Set<String> entries) {
             }
         }
         if (!text.contains(".version")) {
-            if (text.contains(".entry")) {
-                throw new GpuException(CudaError.INVALID_PTX, OP, "module=" + name
-                        + ": PTX text without a .version directive");
-            }
+            // An H200 answers INVALID_IMAGE here even when the text has a .entry.
             throw new GpuException(CudaError.INVALID_IMAGE, OP, "module=" + name
                     + ": text that is not PTX (no .version directive)");
+        }
+        String problem = PtxCheck.problem(text);
+        if (problem != null) {
+            throw new GpuException(CudaError.INVALID_PTX, OP, "module=" + name + ": the PTX JIT would refuse it: " + problem);
         }
         Set<String> entries = new LinkedHashSet<>();
         Matcher m = ENTRY.matcher(text);

@@ -815,6 +815,11 @@ public final class SimDevice implements Driver {
                 if (c.invalidated) {
                     throw bad(s, CudaError.STREAM_CAPTURE_INVALIDATED, op, d + ": the event was recorded in " + c);
                 }
+                if (s.kind == SimStream.Kind.LEGACY) {
+                    c.invalidate(op);
+                    throw err(CudaError.STREAM_CAPTURE_IMPLICIT, op, d + ": the legacy stream cannot join " + c
+                            + "; the capture is now invalidated");
+                }
                 if (s.capture == null) {
                     // Fork: the stream joins the capture, after the event's position.
                     s.capture = c;
@@ -1169,6 +1174,7 @@ public final class SimDevice implements Driver {
             }
             String d = m + ", func=" + func;
             if (func == null || func.isEmpty()) {
+                // An H200 answers INVALID_VALUE for an empty name, not NOT_FOUND.
                 throw err(CudaError.INVALID_VALUE, op, d + ": the function needs a name");
             }
             if (m.entries != null && !m.entries.contains(func)) {

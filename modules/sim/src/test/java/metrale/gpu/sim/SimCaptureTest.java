@@ -249,6 +249,19 @@ class SimCaptureTest {
     }
 
     @Test
+    void theLegacyStreamCannotJoinACapture() {
+        try (SimDevice dev = new SimDevice()) {
+            long nb = dev.streamCreate(1);
+            long e = dev.eventCreate(0);
+            dev.streamBeginCapture(nb, RELAXED);
+            dev.eventRecord(e, nb);
+            fails(CudaError.STREAM_CAPTURE_IMPLICIT, () -> dev.streamWaitEvent(0, e, 0));
+            assertThat(dev.streamIsCapturing(nb)).isEqualTo(2);
+            fails(CudaError.STREAM_CAPTURE_INVALIDATED, () -> dev.streamEndCapture(nb));
+        }
+    }
+
+    @Test
     void anUnjoinedForkIs904AndBothStreamsStopCapturing() {
         try (Fixture fx = new Fixture()) {
             SimDevice dev = fx.dev;

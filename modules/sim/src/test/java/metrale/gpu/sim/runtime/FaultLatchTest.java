@@ -68,6 +68,8 @@ class FaultLatchTest {
             GpuException original = catchThrowableOfType(GpuException.class, () -> gpu.synchronize(Stream.DEFAULT)); String site = here();
             assertThat(original).isNotNull().isNotInstanceOf(StickyFaultException.class);
             assertThat(original.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
+            assertThat(original.getMessage()).contains("surfaced during synchronize", site,
+                    "nearest allocation to", p + " (256 B", "0 byte(s) past its end");
 
             assertThat(gpu.fault()).hasValueSatisfying(f -> {
                 assertThat(f.original()).isSameAs(original);
@@ -111,8 +113,10 @@ class FaultLatchTest {
             KernelHandle oob = gpu.kernel(MODULE, "oob");
             DevicePtr p = gpu.alloc(256);
             assertThatThrownBy(() -> gpu.launch(oob, LaunchConfig.of(1, 32), Stream.DEFAULT, args.clear().ptr(p)))
-                    .isInstanceOfSatisfying(GpuException.class,
-                            e -> assertThat(e.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS));
+                    .isInstanceOfSatisfying(GpuException.class, e -> {
+                        assertThat(e.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
+                        assertThat(e.getMessage()).contains("launch " + MODULE + "::oob");
+                    });
             assertThat(gpu.fault()).hasValueSatisfying(
                     f -> assertThat(f.faultCall()).isEqualTo("launch " + MODULE + "::oob (debug sync)"));
         }

@@ -20,6 +20,7 @@ import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
+import net.jqwik.api.From;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.Size;
@@ -38,7 +39,7 @@ class LedgerProperties {
     }
 
     @Property(tries = 60)
-    void ledgerMatchesTheModel(@ForAll("ops") @Size(max = 60) List<Op> ops) {
+    void ledgerMatchesTheModel(@ForAll @Size(max = 60) List<@From("ops") Op> ops) {
         try (Gpu gpu = sim().open()) {
             List<Allocation> model = new ArrayList<>();
             List<DevicePtr> dead = new ArrayList<>();
@@ -79,6 +80,7 @@ class LedgerProperties {
                 assertThat(gpu.liveAllocations()).isEqualTo(model);
                 assertThat(gpu.liveBytes()).isEqualTo(model.stream().mapToLong(Allocation::bytes).sum());
             }
+            assertThat(gpu.sweepUnreleased()).isEqualTo(model.size());
         }
     }
 
@@ -140,6 +142,7 @@ class LedgerProperties {
             }
             assertThat(gpu.liveAllocations()).extracting(Allocation::ptr).containsExactly(keep);
             assertThat(gpu.liveBytes()).isEqualTo(1);
+            gpu.free(keep);
         }
     }
 }

@@ -111,9 +111,10 @@ class LifecycleTest {
     void abortCaptureEndsAnActiveCaptureAndIgnoresAnIdleStream() {
         try (Gpu gpu = sim().open()) {
             Stream s = gpu.createStream();
+            DevicePtr p = gpu.alloc(8);
             gpu.abortCaptureIfActive(s);
             gpu.beginCapture(s);
-            gpu.memsetAsync(gpu.alloc(8), 1, 8, s);
+            gpu.memsetAsync(p, 1, 8, s);
             gpu.abortCaptureIfActive(s);
             assertThat(gpu.streamIsCapturing(s)).isFalse();
             gpu.beginCapture(s);

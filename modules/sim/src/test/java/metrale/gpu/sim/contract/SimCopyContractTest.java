@@ -1,0 +1,24 @@
+package metrale.gpu.sim.contract;
+
+import metrale.gpu.Gpu;
+import metrale.gpu.GpuBuilder;
+import metrale.gpu.contract.CopyContract;
+
+/** The contract for copies and memsets, on the simulator. */
+class SimCopyContractTest extends CopyContract {
+
+    @Override
+    protected GpuBuilder builder() {
+        return SimContractSupport.builder();
+    }
+
+    @Override
+    protected void prepareKernels(Gpu gpu) {
+        SimContractSupport.prepareKernels(gpu);
+    }
+
+    @Override
+    protected boolean observableAsync() {
+        return true;
+    }
+}

@@ -1,0 +1,30 @@
+package metrale.gpu.sim.contract;
+
+import metrale.gpu.Gpu;
+import metrale.gpu.GpuBuilder;
+import metrale.gpu.contract.OpSequenceProperties;
+import metrale.gpu.sim.SimDevice;
+
+/** Random op sequences on the simulator, with the program's seed as the scheduler's seed. */
+class SimOpSequenceProperties extends OpSequenceProperties {
+
+    @Override
+    protected GpuBuilder builder() {
+        return SimContractSupport.builder();
+    }
+
+    @Override
+    protected GpuBuilder builder(long seed) {
+        return builder().backendOption(SimDevice.OPT_SEED, Long.toString(seed));
+    }
+
+    @Override
+    protected void prepareKernels(Gpu gpu) {
+        SimContractSupport.prepareKernels(gpu);
+    }
+
+    @Override
+    protected boolean exactMemInfo() {
+        return true;
+    }
+}

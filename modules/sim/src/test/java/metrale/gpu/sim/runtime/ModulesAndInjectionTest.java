@@ -1,0 +1,127 @@
+package metrale.gpu.sim.runtime;
+
+import static metrale.gpu.sim.runtime.RuntimeTestSupport.here;
+import static metrale.gpu.sim.runtime.RuntimeTestSupport.sim;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import metrale.gpu.CudaError;
+import metrale.gpu.DevicePtr;
+import metrale.gpu.Event;
+import metrale.gpu.Gpu;
+import metrale.gpu.GpuException;
+import metrale.gpu.KernelArgs;
+import metrale.gpu.KernelHandle;
+import metrale.gpu.LaunchConfig;
+import metrale.gpu.StickyFaultException;
+import metrale.gpu.Stream;
+import metrale.gpu.sim.IntView;
+import metrale.gpu.sim.SimDevice;
+import metrale.gpu.sim.SimKernels;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Module replacement, and the runtime's answer to the simulator's injected failures. */
+class ModulesAndInjectionTest {
+
+    private static final String MODULE = "rt_modules";
+
+    @BeforeAll
+    static void kernels() {
+        SimKernels.register(MODULE, "inc", l -> {
+            IntView v = l.ints(0);
+            l.forEachThread(t -> {
+                if (t.globalX() < v.length()) {
+                    v.set(t.globalX(), v.get(t.globalX()) + 1);
+                }
+            });
+        });
+    }
+
+    @AfterAll
+    static void unregister() {
+        SimKernels.unregister(MODULE, "inc");
+    }
+
+    @Test
+    void loadingANameAgainReplacesAndUnloadsTheOldModule() {
+        try (Gpu gpu = sim().open(); KernelArgs args = new KernelArgs()) {
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            KernelHandle old = gpu.kernel(MODULE, "inc");
+            assertThat(gpu.kernelRegistry().modules()).containsEntry(MODULE, List.of("inc"));
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            assertThat(gpu.kernelRegistry().modules()).containsEntry(MODULE, List.of());
+            DevicePtr p = gpu.alloc(16);
+            gpu.memset(p, 0, 16);
+            assertThatThrownBy(() -> gpu.launch(old, LaunchConfig.of(1, 4), Stream.DEFAULT, args.clear().ptr(p)))
+                    .isInstanceOf(GpuException.class);
+            KernelHandle fresh = gpu.kernel(MODULE, "inc");
+            assertThat(fresh).isNotEqualTo(old);
+            gpu.launch(fresh, LaunchConfig.of(1, 4), Stream.DEFAULT, args.clear().ptr(p));
+            int[] out = new int[4];
+            gpu.copyD2H(p, out);
+            assertThat(out).containsExactly(1, 1, 1, 1);
+            assertThat(gpu.fault()).isEmpty();
+        }
+    }
+
+    @Test
+    void aFailedLoadKeepsTheModuleItWouldHaveReplaced() {
+        try (Gpu gpu = sim().open()) {
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            assertThatThrownBy(() -> gpu.loadModule(MODULE, new byte[] {1, 2, 3}))
+                    .isInstanceOfSatisfying(GpuException.class, e -> assertThat(e.error()).isEqualTo(CudaError.INVALID_IMAGE));
+            assertThat(gpu.hasModule(MODULE)).isTrue();
+            assertThat(gpu.kernel(MODULE, "inc")).isNotNull();
+        }
+    }
+
+    @Test
+    void anInjectedAllocationFailureIsOutOfMemoryAndNotSticky() {
+        try (Gpu gpu = sim().open()) {
+            gpu.unwrap(SimDevice.class).orElseThrow().failAllocation(1);
+            assertThatThrownBy(() -> gpu.alloc(4096)).isInstanceOfSatisfying(GpuException.class, e -> {
+                assertThat(e.error()).isEqualTo(CudaError.OUT_OF_MEMORY);
+                assertThat(e.getMessage()).contains("requested 4096 bytes", "MiB free");
+            });
+            assertThat(gpu.liveAllocCount()).isZero();
+            assertThat(gpu.alloc(4096)).isNotNull();
+            assertThat(gpu.fault()).isEmpty();
+        }
+    }
+
+    @Test
+    void anInjectedStickySyncFailureLatches() {
+        try (Gpu gpu = sim().open()) {
+            gpu.unwrap(SimDevice.class).orElseThrow().failNextSync(CudaError.LAUNCH_FAILED);
+            Stream s = gpu.createStream();
+            assertThatThrownBy(() -> gpu.synchronize(s)).isInstanceOfSatisfying(GpuException.class,
+                    e -> assertThat(e.error()).isEqualTo(CudaError.LAUNCH_FAILED));
+            assertThatThrownBy(() -> gpu.alloc(8)).isInstanceOfSatisfying(StickyFaultException.class, e -> {
+                assertThat(e.error()).isEqualTo(CudaError.LAUNCH_FAILED);
+                assertThat(e.faultCall()).isEqualTo("synchronize " + s);
+            });
+        }
+    }
+
+    @Test
+    void aKernelFaultSurfacingAtAnEventSyncNamesThatCall() {
+        try (Gpu gpu = sim().open(); KernelArgs args = new KernelArgs()) {
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            gpu.unwrap(SimDevice.class).orElseThrow().faultKernel(MODULE, "inc");
+            DevicePtr p = gpu.alloc(16);
+            Stream s = gpu.createStream();
+            Event e = gpu.createEvent();
+            gpu.launch(gpu.kernel(MODULE, "inc"), LaunchConfig.of(1, 4), s, args.clear().ptr(p));
+            gpu.recordEvent(e, s);
+            assertThatThrownBy(() -> gpu.eventSynchronize(e)).isInstanceOf(GpuException.class); String site = here();
+            assertThat(gpu.fault()).hasValueSatisfying(f -> {
+                assertThat(f.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
+                assertThat(f.faultCall()).isEqualTo("eventSynchronize " + e);
+                assertThat(f.faultSite()).isEqualTo(site);
+            });
+        }
+    }
+}
