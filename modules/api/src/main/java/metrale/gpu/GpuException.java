@@ -14,9 +14,13 @@ public class GpuException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The error, by name and number. */
     private final CudaError error;
+    /** The status number the driver returned. */
     private final int rawCode;
+    /** The call that failed. */
     private final String operation;
+    /** The call's arguments and context. */
     private final String details;
 
     /**

@@ -12,7 +12,9 @@ public final class StickyFaultException extends GpuException {
     private static final long serialVersionUID = 1L;
 
     private final transient GpuException original;
+    /** The runtime call during which the fault surfaced. */
     private final String faultCall;
+    /** That call's caller, {@code File.java:line}. */
     private final String faultSite;
 
     /**

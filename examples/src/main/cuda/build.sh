@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Regenerates the demo's PTX resource from heat.cu. Needs nvcc (CUDA 12 or later).
+# compute_90 PTX is JIT-compiled by the driver for the GPU it runs on (Hopper and later). nvcc 13
+# writes PTX ISA 9.0, which needs a CUDA 13 driver (R580+); an older driver says UNSUPPORTED_PTX_VERSION.
+# -fmad=false keeps the float arithmetic identical to the Java reference.
+set -euo pipefail
+cd "$(dirname "$0")"
+out=../resources/metrale/examples/heat.ptx
+nvcc -ptx -arch=compute_90 -fmad=false -o "$out" heat.cu
+echo "wrote $(cd "$(dirname "$out")" && pwd)/$(basename "$out")"
