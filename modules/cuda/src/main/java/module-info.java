@@ -21,6 +21,11 @@
  * <p>A machine without the driver makes the backend report "unavailable" with the reason; nothing
  * throws at class load.
  *
+ * <p><b>Threads.</b> Every call is correct from any thread. The backend makes its context current
+ * once per platform thread and on every call from a virtual thread (which may change carriers).
+ * Native code of the application's own that changes the current CUDA context on a platform
+ * thread must be followed by {@code Gpu.bindToThread()} on that thread.
+ *
  * @provides metrale.gpu.spi.BackendProvider {@link metrale.gpu.cuda.CudaBackendProvider}, named {@code cuda}, priority 100
  */
 module metrale.gpu.cuda {
