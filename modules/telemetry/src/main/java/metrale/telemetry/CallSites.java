@@ -43,7 +43,19 @@ public final class CallSites {
         }
     };
 
+    // The verdict per class, rebuilt whenever a rule is added: a stack walk asks it once per frame.
+    private static volatile ClassValue<Boolean> verdicts = newVerdicts();
+
     private CallSites() {
+    }
+
+    private static ClassValue<Boolean> newVerdicts() {
+        return new ClassValue<>() {
+            @Override
+            protected Boolean computeValue(Class<?> c) {
+                return decide(c);
+            }
+        };
     }
 
     /**
@@ -67,6 +79,7 @@ public final class CallSites {
                 RULES.add(rule);
             }
         }
+        verdicts = newVerdicts();
     }
 
     /**
@@ -82,6 +95,10 @@ public final class CallSites {
     }
 
     static boolean internal(Class<?> c) {
+        return verdicts.get(c);
+    }
+
+    private static boolean decide(Class<?> c) {
         if (OWN.get(c)) {
             return true;
         }
