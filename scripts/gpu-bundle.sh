@@ -7,6 +7,7 @@
 #
 # Then on the GPU host: bash OUTPUT_DIR/run-tests.sh   (exit status 0 only if every test passed)
 #                  and: OUT=DIR bash OUTPUT_DIR/run-bench.sh [JMH ARGS]   (the JMH benchmarks, JSON in DIR)
+#                  and: bash OUTPUT_DIR/run-demo.sh [DEMO ARGS]   (the heat-diffusion demo, on CUDA when a driver loads)
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -29,6 +30,8 @@ cp modules/telemetry/target/metrale-telemetry-*.jar modules/api/target/metrale-g
 rm -f "$out"/lib/junit-* "$out"/lib/opentest4j-* "$out"/lib/apiguardian-*
 # Byte Buddy (9 MiB) serves only AssertJ's soft assertions and assumptions, which these tests do not use.
 rm -f "$out"/lib/byte-buddy-*
+# Javadoc jars (the verify phase builds them) are documentation, not code: 4 MiB each.
+rm -f "$out"/lib/*-javadoc.jar
 ./mvnw -q dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$console_version" \
     -DoutputDirectory="$out" -Dmdep.stripVersion=true
 
@@ -49,4 +52,15 @@ chmod +x "$out/run-tests.sh"
 cp benchmarks/target/benchmarks.jar "$out/benchmarks.jar"
 cp "$root/scripts/run-bench.sh" "$out/run-bench.sh"
 chmod +x "$out/run-bench.sh"
+# The demo and the module jars it runs on (the demo's own module path; see run-demo.sh).
+./mvnw -q -pl examples -am package -DskipTests
+mkdir -p "$out/demo"
+cp examples/target/modules/*.jar "$out/demo/"
+rm -f "$out"/demo/*-javadoc.jar
+for j in examples/target/metrale-examples-*.jar; do
+    case "$j" in *-javadoc.jar|*-sources.jar|*-tests.jar) ;; *) cp "$j" "$out/demo/" ;; esac
+done
+cp "$root/scripts/run-demo.sh" "$out/run-demo.sh"
+chmod +x "$out/run-demo.sh"
+
 echo "bundle: $out ($(du -sh "$out" | cut -f1))"
