@@ -28,7 +28,8 @@ jvm=("$java" --enable-native-access=ALL-UNNAMED -Dmetrale.gpu.required=true "${n
 status=0
 run() {
     local name="$1"; shift
-    local select=(--scan-class-path "$here/test-classes")
+    # The launcher's default class-name filter would drop the jqwik *Properties classes.
+    local select=(--scan-class-path "$here/test-classes" --include-classname '^(Test.*|.+[.$]Test.*|.*Tests?|.*Properties)$')
     [[ "$*" == *--select-method* ]] && select=()
     echo "=== $name"
     "${jvm[@]}" -jar "$here/junit-platform-console-standalone.jar" execute \
