@@ -346,6 +346,7 @@ public final class ResultsPage {
                     + fmtInt(f.get("measurementIterations")) + " × " + f.get("measurementTime"));
             row(b, "command", m.getProperty("command") == null ? null : "`" + m.getProperty("command") + "`");
             row(b, "results", "`" + run.json.getFileName() + "`");
+            row(b, "note", m.getProperty("note"));
             b.append("\n| benchmark | params | mode | score | ± error (99.9%) | unit | B/op (gc) |\n");
             b.append("|---|---|---|---:|---:|---|---:|\n");
             for (Result r : run.results) {
