@@ -12,12 +12,18 @@
  * {@link metrale.gpu.sim.SimBackendProvider}: name {@code sim}, priority 0, always available. It is
  * also listed in {@code META-INF/services} for the class path.
  *
- * <p><b>Options</b> it reads, passed as {@code GpuBuilder} options ({@link metrale.gpu.spi.DriverConfig}):
+ * <p><b>Options</b> it reads: a {@code GpuBuilder.backendOption(KEY, value)}, else the system
+ * property {@code metrale.KEY}, else the environment variable shown
+ * ({@link metrale.gpu.spi.DriverConfig}):
  * <ul>
- * <li>{@code sim.capacity}: device memory in bytes; default 4294967296 (4 GiB).</li>
- * <li>{@code sim.seed}: the seed of the schedule that interleaves ready streams; default 0.</li>
- * <li>{@code sim.sms}: the SM count the device reports; default 132.</li>
- * <li>{@code sim.fill}: the byte new memory is filled with, as CUDA does not zero it; default 171 (0xAB).</li>
+ * <li>{@code sim.capacity} ({@systemProperty metrale.sim.capacity}, {@code METRALE_SIM_CAPACITY}):
+ *     device memory in bytes; default 4294967296 (4 GiB).</li>
+ * <li>{@code sim.seed} ({@systemProperty metrale.sim.seed}, {@code METRALE_SIM_SEED}): the seed of
+ *     the schedule that interleaves ready streams; default 0.</li>
+ * <li>{@code sim.sms} ({@systemProperty metrale.sim.sms}, {@code METRALE_SIM_SMS}): the SM count
+ *     the device reports; default 132.</li>
+ * <li>{@code sim.fill} ({@systemProperty metrale.sim.fill}, {@code METRALE_SIM_FILL}): the byte new
+ *     memory is filled with, as CUDA does not zero it; default 171 (0xAB).</li>
  * </ul>
  *
  * <p><b>Flags.</b> None: the simulator allocates native memory through {@code java.lang.foreign}
