@@ -70,7 +70,7 @@ final class Fixture implements AutoCloseable {
             });
         });
         SimKernels.register(MODULE, "boom", l -> {
-            throw new UnsupportedOperationException("twin not finished");
+            throw new IllegalStateException("twin threw on purpose");
         });
         SimKernels.register(MODULE, "assertFalse", l -> {
             throw new AssertionError("x > 0");

@@ -103,7 +103,7 @@ class SimFaultTest {
     void aThrowingTwinIsALaunchFailureAndAFailedAssertIsAnAssert() {
         try (Fixture fx = new Fixture()) {
             fx.launch("boom", LaunchConfig.of(1, 1), 0, a -> { });
-            fails(CudaError.LAUNCH_FAILED, fx.dev::ctxSynchronize).hasMessageContaining("twin not finished");
+            fails(CudaError.LAUNCH_FAILED, fx.dev::ctxSynchronize).hasMessageContaining("twin threw on purpose");
         }
         try (Fixture fx = new Fixture()) {
             fx.launch("assertFalse", LaunchConfig.of(1, 1), 0, a -> { });
