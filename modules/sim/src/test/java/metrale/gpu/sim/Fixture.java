@@ -70,7 +70,7 @@ final class Fixture implements AutoCloseable {
             });
         });
         SimKernels.register(MODULE, "boom", l -> {
-            throw new IllegalStateException("twin threw on purpose");
+            throw new ArithmeticException("twin threw on purpose");
         });
         SimKernels.register(MODULE, "assertFalse", l -> {
             throw new AssertionError("x > 0");
