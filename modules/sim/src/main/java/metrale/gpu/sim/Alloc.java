@@ -6,7 +6,10 @@ import java.lang.foreign.MemorySegment;
 /**
  * One allocation the device knows: device memory at a fake address, managed memory or page-locked
  * host memory at its real native address. Each owns its arena, closed when it is freed, so a freed
- * allocation's segment can no longer be touched.
+ * allocation's segment can no longer be touched; except small device allocations, whose native
+ * block comes from the device's pool ({@link #arena} {@code null}, {@link #block} set) and goes
+ * back to it. Device memory is reached only through its fake address, which is never reused, so a
+ * stale pointer still finds no live allocation.
  */
 final class Alloc {
 
@@ -30,16 +33,21 @@ final class Alloc {
     final Kind kind;
     final long base;
     final long size;
+    /** The allocation's own arena, or {@code null} when its block is pooled. */
     final Arena arena;
+    /** The pooled native block (a size class, at least {@link #size} bytes), or {@code null}. */
+    final MemorySegment block;
+    /** Exactly {@link #size} bytes: views and copies never reach past the allocation. */
     final MemorySegment segment;
     boolean freed;
 
-    Alloc(long index, Kind kind, long base, long size, Arena arena, MemorySegment segment) {
+    Alloc(long index, Kind kind, long base, long size, Arena arena, MemorySegment block, MemorySegment segment) {
         this.index = index;
         this.kind = kind;
         this.base = base;
         this.size = size;
         this.arena = arena;
+        this.block = block;
         this.segment = segment;
     }
 

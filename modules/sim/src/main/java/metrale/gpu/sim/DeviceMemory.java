@@ -4,6 +4,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -30,9 +31,17 @@ final class DeviceMemory {
     static final long ALIGN = 256;
     /** How many freed allocations are remembered to explain stale pointers. */
     private static final int FREED_KEPT = 4096;
+    /**
+     * Device allocations up to this size take a pooled native block. Closing a shared arena per
+     * free costs a handshake with every JVM thread, which dominated alloc/free in op-sequence tests.
+     */
+    static final long POOLED_MAX = 1 << 20;
 
     private final TreeMap<Long, Alloc> live = new TreeMap<>();
     private final TreeMap<Long, Alloc> freed = new TreeMap<>();
+    // Idle pooled blocks by size class. The pool holds at most the peak of live pooled bytes.
+    private final Arena pool = Arena.ofShared();
+    private final HashMap<Long, ArrayDeque<MemorySegment>> idle = new HashMap<>();
     private final ArrayDeque<Alloc> freedOrder = new ArrayDeque<>();
     private long capacity;
     private long used;
@@ -72,13 +81,29 @@ final class DeviceMemory {
      * @return the allocation, or {@code null} when the JVM cannot get the native memory
      */
     Alloc allocate(Alloc.Kind kind, long bytes) {
-        Arena arena = Arena.ofShared();
+        Arena arena = null;
+        MemorySegment block = null;
         MemorySegment seg;
-        try {
-            seg = arena.allocate(bytes, kind == Alloc.Kind.PINNED ? 4096 : ALIGN);
-        } catch (OutOfMemoryError | IllegalArgumentException e) {
-            arena.close();
-            return null;
+        if (kind == Alloc.Kind.DEVICE && bytes > 0 && bytes <= POOLED_MAX) {
+            long cls = sizeClass(bytes);
+            ArrayDeque<MemorySegment> q = idle.get(cls);
+            block = q == null ? null : q.pollLast();
+            if (block == null) {
+                try {
+                    block = pool.allocate(cls, ALIGN);
+                } catch (OutOfMemoryError e) {
+                    return null;
+                }
+            }
+            seg = block.asSlice(0, bytes);
+        } else {
+            arena = Arena.ofShared();
+            try {
+                seg = arena.allocate(bytes, kind == Alloc.Kind.PINNED ? 4096 : ALIGN);
+            } catch (OutOfMemoryError | IllegalArgumentException e) {
+                arena.close();
+                return null;
+            }
         }
         seg.fill(fill);
         long base;
@@ -88,7 +113,7 @@ final class DeviceMemory {
         } else {
             base = seg.address();
         }
-        Alloc a = new Alloc(++count, kind, base, bytes, arena, seg);
+        Alloc a = new Alloc(++count, kind, base, bytes, arena, block, seg);
         live.put(base, a);
         if (kind != Alloc.Kind.PINNED) {
             used += bytes;
@@ -96,11 +121,15 @@ final class DeviceMemory {
         return a;
     }
 
-    /** Frees a live allocation: closes its arena, so its segment can no longer be used. */
+    /** Frees a live allocation: closes its arena, so its segment can no longer be used, or returns its pooled block. */
     void free(Alloc a) {
         live.remove(a.base);
         a.freed = true;
-        a.arena.close();
+        if (a.arena != null) {
+            a.arena.close();
+        } else {
+            idle.computeIfAbsent(a.block.byteSize(), k -> new ArrayDeque<>()).addLast(a.block);
+        }
         if (a.kind != Alloc.Kind.PINNED) {
             used -= a.size;
         }
@@ -196,7 +225,7 @@ final class DeviceMemory {
         return n;
     }
 
-    /** Frees every live allocation. */
+    /** Frees every live allocation and releases the pool; the memory is not used again. */
     void freeAll() {
         List<Alloc> all = new ArrayList<>(live.values());
         for (Alloc a : all) {
@@ -204,6 +233,13 @@ final class DeviceMemory {
         }
         freed.clear();
         freedOrder.clear();
+        idle.clear();
+        pool.close();
+    }
+
+    /** {@return the pooled block size for {@code bytes}: the next power of two, at least {@link #ALIGN}} */
+    private static long sizeClass(long bytes) {
+        return Math.max(ALIGN, Long.highestOneBit(bytes - 1) << 1);
     }
 
     private static long alignUp(long v, long a) {
