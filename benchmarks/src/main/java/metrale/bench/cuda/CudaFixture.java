@@ -53,7 +53,7 @@ public final class CudaFixture {
         return gpu;
     }
 
-    /** {@return the benchmark PTX} */
+    /** {@return the benchmark PTX; the simulator benchmark loads it too, so its twins must match its entries} */
     public static byte[] ptx() {
         try (InputStream in = CudaFixture.class.getResourceAsStream(PTX_RESOURCE)) {
             if (in == null) {
