@@ -2,18 +2,14 @@ package metrale.bench.cuda;
 
 import java.util.concurrent.TimeUnit;
 import metrale.gpu.DevicePtr;
-import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.BenchmarkParams;
 
@@ -33,11 +29,9 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  *
  * <p>Run: {@code java --enable-native-access=ALL-UNNAMED -jar benchmarks.jar AllocBench -prof gc}.
  */
-@State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
-public class AllocBench {
+public class AllocBench extends CudaBench {
 
     /** Red-zone bytes in {@code redZones}. */
     public static final long RED_ZONE = 256;
@@ -46,7 +40,6 @@ public class AllocBench {
     @Param({"1048576"})
     public long bytes;
 
-    private Gpu gpu;
 
     /** Creates the state; JMH calls it. */
     public AllocBench() {
@@ -60,7 +53,7 @@ public class AllocBench {
     @Setup(Level.Trial)
     public void setUp(BenchmarkParams params) {
         String name = params.getBenchmark();
-        GpuBuilder b = Gpu.builder().timing(false).debugSync(false).redZoneBytes(0).allocSites(true);
+        GpuBuilder b = CudaFixture.telemetryOff().allocSites(true);
         if (name.endsWith(".ledgerNoSites")) {
             b.allocSites(false);
         } else if (name.endsWith(".redZones")) {
@@ -69,16 +62,6 @@ public class AllocBench {
         gpu = CudaFixture.open(b);
         gpu.free(gpu.alloc(bytes));
         Bare.memFree(Bare.memAlloc(bytes));
-    }
-
-    /**
-     * Makes the runtime's context current on the thread about to run the iteration, so the bare
-     * calls, which bind nothing, find it there even if JMH moved the benchmark to another thread;
-     * not timed.
-     */
-    @Setup(Level.Iteration)
-    public void bind() {
-        gpu.bindToThread();
     }
 
     /** Closes the runtime. */

@@ -4,16 +4,12 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 import metrale.gpu.DevicePtr;
-import metrale.gpu.Gpu;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.BenchmarkParams;
 
@@ -40,11 +36,9 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  *
  * <p>Run: {@code java --enable-native-access=ALL-UNNAMED -jar benchmarks.jar CopyBench -prof gc}.
  */
-@State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
-public class CopyBench {
+public class CopyBench extends CudaBench {
 
     /** Bytes of a small copy. */
     public static final int SMALL = 4096;
@@ -52,7 +46,6 @@ public class CopyBench {
     /** Bytes of a large device-to-device copy (1 GiB). */
     public static final long LARGE = 1L << 30;
 
-    private Gpu gpu;
     private Arena arena;
     private DevicePtr dev;
     private long devAddr;
@@ -73,7 +66,7 @@ public class CopyBench {
      */
     @Setup(Level.Trial)
     public void setUp(BenchmarkParams params) {
-        gpu = CudaFixture.open(Gpu.builder().timing(false).debugSync(false).redZoneBytes(0));
+        gpu = CudaFixture.open(CudaFixture.telemetryOff());
         arena = Arena.ofShared();
         dev = gpu.alloc(SMALL);
         devAddr = dev.address();
@@ -92,16 +85,6 @@ public class CopyBench {
             gpu.copyD2D(bigSrc, bigDst, LARGE);
             gpu.synchronize();
         }
-    }
-
-    /**
-     * Makes the runtime's context current on the thread about to run the iteration, so the bare
-     * calls, which bind nothing, find it there even if JMH moved the benchmark to another thread;
-     * not timed.
-     */
-    @Setup(Level.Iteration)
-    public void bind() {
-        gpu.bindToThread();
     }
 
     /** Frees everything and closes the runtime. */

@@ -3,8 +3,15 @@ package metrale.bench.cuda;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import metrale.gpu.Dim3;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
+import metrale.gpu.GraphHandle;
+import metrale.gpu.KernelArgs;
+import metrale.gpu.KernelHandle;
+import metrale.gpu.LaunchConfig;
+import metrale.gpu.Stream;
 
 /** What every CUDA benchmark's setup does first: find the CUDA backend, open it, load the benchmark kernels. */
 public final class CudaFixture {
@@ -31,6 +38,14 @@ public final class CudaFixture {
     }
 
     /**
+     * {@return options with the telemetry that costs time on every call off: no kernel timing, no
+     * debug sync, no red zones}
+     */
+    public static GpuBuilder telemetryOff() {
+        return Gpu.builder().timing(false).debugSync(false).redZoneBytes(0);
+    }
+
+    /**
      * Opens the CUDA backend with {@code builder}'s options and loads the benchmark kernels.
      *
      * @param builder the options (its backend is set to {@code cuda})
@@ -53,7 +68,7 @@ public final class CudaFixture {
         return gpu;
     }
 
-    /** {@return the benchmark PTX} */
+    /** {@return the benchmark PTX; the simulator benchmark loads it too, so its twins must match its entries} */
     public static byte[] ptx() {
         try (InputStream in = CudaFixture.class.getResourceAsStream(PTX_RESOURCE)) {
             if (in == null) {
@@ -63,5 +78,51 @@ public final class CudaFixture {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * Captures {@code launches} launches of {@code fn} on {@code stream} through the runtime.
+     *
+     * @param gpu      the runtime
+     * @param fn       the kernel
+     * @param config   grid, block and shared memory
+     * @param stream   the stream to capture
+     * @param args     the arguments
+     * @param launches how many launches the graph holds
+     * @return the instantiated graph
+     */
+    public static GraphHandle captureChain(Gpu gpu, KernelHandle fn, LaunchConfig config, Stream stream,
+                                           KernelArgs args, int launches) {
+        gpu.beginCapture(stream);
+        for (int i = 0; i < launches; i++) {
+            gpu.launch(fn, config, stream, args);
+        }
+        return gpu.endCapture(stream);
+    }
+
+    /**
+     * Captures the same chain as {@link #captureChain} through the bare binding alone, so the
+     * baseline's graph touches no runtime code.
+     *
+     * @param fn       the kernel
+     * @param config   grid, block and shared memory
+     * @param stream   the stream to capture
+     * @param args     the arguments
+     * @param launches how many launches the graph holds
+     * @return {@code {CUgraph, CUgraphExec}}, for {@link Bare#destroyGraph}
+     */
+    public static long[] captureBareChain(KernelHandle fn, LaunchConfig config, Stream stream, KernelArgs args,
+                                          int launches) {
+        long func = fn.value();
+        Dim3 g = config.grid();
+        Dim3 b = config.block();
+        int smem = config.sharedMemBytes();
+        long st = stream.handle();
+        MemorySegment table = args.table();
+        return Bare.capture(st, () -> {
+            for (int i = 0; i < launches; i++) {
+                Bare.launchKernel(func, g.x(), g.y(), g.z(), b.x(), b.y(), b.z(), smem, st, table);
+            }
+        });
     }
 }

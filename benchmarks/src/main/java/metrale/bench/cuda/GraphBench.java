@@ -1,8 +1,6 @@
 package metrale.bench.cuda;
 
-import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
-import metrale.gpu.Gpu;
 import metrale.gpu.GraphHandle;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.KernelHandle;
@@ -10,14 +8,11 @@ import metrale.gpu.LaunchConfig;
 import metrale.gpu.Stream;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
@@ -37,11 +32,9 @@ import org.openjdk.jmh.annotations.TearDown;
  *
  * <p>Run: {@code java --enable-native-access=ALL-UNNAMED -jar benchmarks.jar GraphBench -prof gc}.
  */
-@State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
-public class GraphBench {
+public class GraphBench extends CudaBench {
 
     /** Kernel launches in the graph. */
     public static final int KERNELS = 100;
@@ -49,7 +42,6 @@ public class GraphBench {
     /** Graph launches per invocation. */
     public static final int BATCH = 16;
 
-    private Gpu gpu;
     private Stream stream;
     private KernelArgs args;
     private GraphHandle graph;
@@ -64,42 +56,20 @@ public class GraphBench {
     /** Opens CUDA with telemetry off and captures both graphs. */
     @Setup(Level.Trial)
     public void setUp() {
-        gpu = CudaFixture.open(Gpu.builder().timing(false).debugSync(false).redZoneBytes(0));
+        gpu = CudaFixture.open(CudaFixture.telemetryOff());
         KernelHandle fn = gpu.kernel(CudaFixture.MODULE, "empty");
         LaunchConfig config = LaunchConfig.of(1, 128);
         stream = gpu.createStream(true);
         st = stream.handle();
         args = new KernelArgs();
-
-        gpu.beginCapture(stream);
-        for (int i = 0; i < KERNELS; i++) {
-            gpu.launch(fn, config, stream, args);
-        }
-        graph = gpu.endCapture(stream);
-
-        long func = fn.value();
-        MemorySegment table = args.table();
-        bareGraph = Bare.capture(st, () -> {
-            for (int i = 0; i < KERNELS; i++) {
-                Bare.launchKernel(func, 1, 1, 1, 128, 1, 1, 0, st, table);
-            }
-        });
+        graph = CudaFixture.captureChain(gpu, fn, config, stream, args, KERNELS);
+        bareGraph = CudaFixture.captureBareChain(fn, config, stream, args, KERNELS);
         exec = bareGraph[1];
 
         // A first replay of each, so neither pays the driver's first-upload cost in a measurement.
         gpu.launchGraph(graph, stream);
         Bare.graphLaunch(exec, st);
         Bare.streamSynchronize(st);
-    }
-
-    /**
-     * Makes the runtime's context current on the thread about to run the iteration, so the bare
-     * calls, which bind nothing, find it there even if JMH moved the benchmark to another thread;
-     * not timed.
-     */
-    @Setup(Level.Iteration)
-    public void bind() {
-        gpu.bindToThread();
     }
 
     /** Drains the stream before each batch; not timed. */

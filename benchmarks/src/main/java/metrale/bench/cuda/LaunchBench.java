@@ -4,8 +4,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
-import metrale.gpu.DevicePtr;
-import metrale.gpu.Gpu;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.KernelHandle;
 import metrale.gpu.LaunchConfig;
@@ -13,15 +11,12 @@ import metrale.gpu.Stream;
 import metrale.telemetry.LaunchTrace;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.BenchmarkParams;
 
@@ -56,11 +51,9 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  *
  * <p>Run: {@code java --enable-native-access=ALL-UNNAMED -jar benchmarks.jar LaunchBench -prof gc}.
  */
-@State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
-public class LaunchBench {
+public class LaunchBench extends CudaBench {
 
     /** Launches per invocation. */
     public static final int BATCH = 128;
@@ -69,13 +62,11 @@ public class LaunchBench {
     @Param({"empty", "axpy4"})
     public String kernel;
 
-    private Gpu gpu;
     private KernelHandle fn;
     private LaunchConfig config;
     private Stream stream;
+    private BenchArgs launchArgs;
     private KernelArgs args;
-    private DevicePtr x;
-    private DevicePtr y;
     private LaunchTrace trace;
     private boolean traceOn;
     private Recording recording;
@@ -104,18 +95,12 @@ public class LaunchBench {
      */
     @Setup(Level.Trial)
     public void setUp(BenchmarkParams params) {
-        gpu = CudaFixture.open(Gpu.builder().timing(false).debugSync(false).d2hTrace(false).redZoneBytes(0));
+        gpu = CudaFixture.open(CudaFixture.telemetryOff().d2hTrace(false));
         fn = gpu.kernel(CudaFixture.MODULE, kernel);
         config = LaunchConfig.of(1, 128);
         stream = gpu.createStream(true);
-        args = new KernelArgs();
-        if (kernel.equals("axpy4")) {
-            x = gpu.alloc(4096);
-            y = gpu.alloc(4096);
-            args.f32(2.0f).ptr(x).ptr(y).i32(0);
-        } else if (!kernel.equals("empty")) {
-            throw new IllegalArgumentException("kernel=" + kernel + ": expected empty or axpy4");
-        }
+        launchArgs = BenchArgs.of(gpu, kernel);
+        args = launchArgs.args();
         func = fn.value();
         gx = config.grid().x();
         gy = config.grid().y();
@@ -149,16 +134,6 @@ public class LaunchBench {
         Bare.streamSynchronize(st);
     }
 
-    /**
-     * Makes the runtime's context current on the thread about to run the iteration, so the bare
-     * calls, which bind nothing, find it there even if JMH moved the benchmark to another thread;
-     * not timed.
-     */
-    @Setup(Level.Iteration)
-    public void bind() {
-        gpu.bindToThread();
-    }
-
     /** Drains the stream (and clears the trace) before each batch; not timed. */
     @Setup(Level.Invocation)
     public void drain() {
@@ -177,12 +152,8 @@ public class LaunchBench {
         }
         if (gpu != null) {
             gpu.synchronize(stream);
-            if (x != null) {
-                gpu.free(x);
-                gpu.free(y);
-            }
+            launchArgs.close();
             gpu.destroyStream(stream);
-            args.close();
             gpu.close();
         }
     }

@@ -2,7 +2,6 @@ package metrale.bench.cuda;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
-import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
 import metrale.gpu.GraphHandle;
 import metrale.gpu.KernelArgs;
@@ -13,7 +12,6 @@ import metrale.telemetry.LaunchTrace;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
@@ -54,11 +52,9 @@ import org.openjdk.jmh.annotations.TearDown;
  *
  * <p>Run: {@code java --enable-native-access=ALL-UNNAMED -jar benchmarks.jar PairedBench -f 2}.
  */
-@State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
-public class PairedBench {
+public class PairedBench extends CudaBench {
 
     /** Kernel launches per batch. */
     public static final int LAUNCHES = 128;
@@ -103,14 +99,12 @@ public class PairedBench {
         }
     }
 
-    private Gpu gpu;
     private Gpu gpuNoSites;
     private KernelHandle fn;
     private LaunchConfig config;
     private Stream stream;
+    private BenchArgs launchArgs;
     private KernelArgs args;
-    private DevicePtr x;
-    private DevicePtr y;
     private LaunchTrace trace;
     private GraphHandle graph;
     private long[] bareGraph;
@@ -128,50 +122,30 @@ public class PairedBench {
     /** Opens CUDA (telemetry off, call sites on as by default), loads the kernel, captures the graphs. */
     @Setup(Level.Trial)
     public void setUp() {
-        gpu = CudaFixture.open(Gpu.builder().timing(false).debugSync(false).redZoneBytes(0).allocSites(true));
-        gpuNoSites = CudaFixture.open(Gpu.builder().timing(false).debugSync(false).redZoneBytes(0).allocSites(false));
+        gpu = CudaFixture.open(CudaFixture.telemetryOff().allocSites(true));
+        gpuNoSites = CudaFixture.open(CudaFixture.telemetryOff().allocSites(false));
         fn = gpu.kernel(CudaFixture.MODULE, kernel);
         config = LaunchConfig.of(1, 128);
         gx = config.grid().x();
         bx = config.block().x();
         stream = gpu.createStream(true);
         st = stream.handle();
-        args = new KernelArgs();
-        if (kernel.equals("axpy4")) {
-            x = gpu.alloc(4096);
-            y = gpu.alloc(4096);
-            args.f32(2.0f).ptr(x).ptr(y).i32(0);
-        }
+        launchArgs = BenchArgs.of(gpu, kernel);
+        args = launchArgs.args();
         func = fn.value();
         table = args.table();
         trace = gpu.telemetry().trace();
 
         KernelHandle empty = gpu.kernel(CudaFixture.MODULE, "empty");
         KernelArgs none = new KernelArgs();
-        gpu.beginCapture(stream);
-        for (int i = 0; i < GraphBench.KERNELS; i++) {
-            gpu.launch(empty, config, stream, none);
-        }
-        graph = gpu.endCapture(stream);
-        long ef = empty.value();
-        MemorySegment nt = none.table();
-        bareGraph = Bare.capture(st, () -> {
-            for (int i = 0; i < GraphBench.KERNELS; i++) {
-                Bare.launchKernel(ef, 1, 1, 1, 128, 1, 1, 0, st, nt);
-            }
-        });
+        graph = CudaFixture.captureChain(gpu, empty, config, stream, none, GraphBench.KERNELS);
+        bareGraph = CudaFixture.captureBareChain(empty, config, stream, none, GraphBench.KERNELS);
         none.close();
         gpu.launchGraph(graph, stream);
         Bare.graphLaunch(bareGraph[1], st);
         gpu.launch(fn, config, stream, args);
         Bare.launchKernel(func, gx, 1, 1, bx, 1, 1, 0, st, table);
         Bare.streamSynchronize(st);
-    }
-
-    /** Makes the context current on the iteration's thread, for the bare calls. */
-    @Setup(Level.Iteration)
-    public void bind() {
-        gpu.bindToThread();
     }
 
     /** Releases everything. */
@@ -181,12 +155,8 @@ public class PairedBench {
             gpu.synchronize(stream);
             gpu.destroyGraph(graph);
             Bare.destroyGraph(bareGraph);
-            if (x != null) {
-                gpu.free(x);
-                gpu.free(y);
-            }
+            launchArgs.close();
             gpu.destroyStream(stream);
-            args.close();
             gpu.close();
             gpuNoSites.close();
         }

@@ -1,9 +1,7 @@
 package metrale.bench.sim;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.util.concurrent.TimeUnit;
+import metrale.bench.cuda.CudaFixture;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
@@ -43,6 +41,9 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  *       second.</li>
  *   <li>{@code launchSyncTraced}: the same with the launch trace recording, cleared by
  *       {@code begin()} before each batch of {@value #BATCH} (outside the timed region).</li>
+ *   <li>{@code launchBatch}: {@value #LAUNCH_BATCH} launches of the {@code empty} twin, then one
+ *       {@code gpu.synchronize(stream)}; an op is one launch, so the score is the enqueue rate
+ *       with the sync spread over the batch.</li>
  *   <li>{@code opSequence}: one program of the contract suite's {@link OpSequenceProperties}
  *       (seeds 1 to 40 in turn, 60 ops each: allocs, frees, every kind of copy, memsets, launches,
  *       event waits, syncs, captured graphs), run on a fresh runtime and checked against its
@@ -67,8 +68,11 @@ public class SimBench {
     /** Launch+sync pairs per invocation of {@code launchSyncTraced}. */
     public static final int BATCH = 128;
 
+    /** Launches per invocation of {@code launchBatch}. */
+    public static final int LAUNCH_BATCH = 1000;
+
     /** The module name of the benchmark kernels. */
-    static final String MODULE = "bench";
+    static final String MODULE = CudaFixture.MODULE;
 
     static {
         SimKernels.register(MODULE, "empty", l -> { });
@@ -135,7 +139,7 @@ public class SimBench {
     @Setup(Level.Trial)
     public void setUp(BenchmarkParams params) {
         gpu = Gpu.builder().backend("sim").timing(false).debugSync(false).redZoneBytes(0).open();
-        gpu.loadModule(MODULE, benchPtx());
+        gpu.loadModule(MODULE, CudaFixture.ptx());
         empty = gpu.kernel(MODULE, "empty");
         axpy = gpu.kernel(MODULE, "axpy4");
         stream = gpu.createStream(true);
@@ -202,21 +206,20 @@ public class SimBench {
         }
     }
 
+    /** {@value #LAUNCH_BATCH} launches of the empty twin, then one sync. */
+    @Benchmark
+    @OperationsPerInvocation(LAUNCH_BATCH)
+    public void launchBatch() {
+        for (int i = 0; i < LAUNCH_BATCH; i++) {
+            gpu.launch(empty, one, stream, emptyArgs);
+        }
+        gpu.synchronize(stream);
+    }
+
     /** One op-sequence program, checked against the model. */
     @Benchmark
     public void opSequence() {
         programs.runProgram(1 + (seed++ % 40), 60);
-    }
-
-    static byte[] benchPtx() {
-        try (InputStream in = SimBench.class.getResourceAsStream("/metrale/bench/bench.ptx")) {
-            if (in == null) {
-                throw new IllegalStateException("/metrale/bench/bench.ptx is missing from the benchmarks jar");
-            }
-            return in.readAllBytes();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     /** The contract suite's op sequences on the simulator, with the contract kernels' twins above. */

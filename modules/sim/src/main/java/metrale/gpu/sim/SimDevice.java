@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.TreeSet;
 import java.util.WeakHashMap;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import metrale.gpu.CudaError;
 import metrale.gpu.DeviceInfo;
 import metrale.gpu.Dim3;
@@ -445,125 +446,115 @@ public final class SimDevice implements Driver {
     @Override
     public void memcpyHtoD(long dst, MemorySegment src, long bytes) {
         String op = "cuMemcpyHtoD_v2";
-        lock.lock();
-        try {
-            enter(op);
-            String d = "dst=" + hex(dst) + ", bytes=" + bytes;
-            checkLegacyWork(op, d);
-            if (!checkCount(null, bytes, op, d)) {
-                return;
-            }
+        String d = "dst=" + hex(dst) + ", bytes=" + bytes;
+        legacyCopy(op, d, bytes, () -> {
             checkHost(null, src, bytes, op, d, "source");
             checkDevice(null, dst, bytes, op, d, "destination");
-            Op o = scheduler.enqueue(legacy, new Works.CopyH2D(op, dst, src, bytes), null);
-            drain(op, d, o);
-        } finally {
-            lock.unlock();
-        }
+            drain(op, d, scheduler.enqueue(legacy, new Works.CopyH2D(op, dst, src, bytes), null));
+        });
     }
 
     @Override
     public void memcpyDtoH(MemorySegment dst, long src, long bytes) {
         String op = "cuMemcpyDtoH_v2";
-        lock.lock();
-        try {
-            enter(op);
-            String d = "src=" + hex(src) + ", bytes=" + bytes;
-            checkLegacyWork(op, d);
-            if (!checkCount(null, bytes, op, d)) {
-                return;
-            }
+        String d = "src=" + hex(src) + ", bytes=" + bytes;
+        legacyCopy(op, d, bytes, () -> {
             checkHost(null, dst, bytes, op, d, "destination");
             checkDevice(null, src, bytes, op, d, "source");
-            Op o = scheduler.enqueue(legacy, new Works.CopyD2H(op, dst, src, bytes), null);
-            drain(op, d, o);
-        } finally {
-            lock.unlock();
-        }
+            drain(op, d, scheduler.enqueue(legacy, new Works.CopyD2H(op, dst, src, bytes), null));
+        });
     }
 
     @Override
     public void memcpyDtoD(long dst, long src, long bytes) {
         String op = "cuMemcpyDtoD_v2";
-        lock.lock();
-        try {
-            enter(op);
-            String d = "dst=" + hex(dst) + ", src=" + hex(src) + ", bytes=" + bytes;
-            checkLegacyWork(op, d);
-            if (!checkCount(null, bytes, op, d)) {
-                return;
-            }
+        String d = "dst=" + hex(dst) + ", src=" + hex(src) + ", bytes=" + bytes;
+        legacyCopy(op, d, bytes, () -> {
             checkDevice(null, src, bytes, op, d, "source");
             checkDevice(null, dst, bytes, op, d, "destination");
             scheduler.enqueue(legacy, new Works.CopyD2D(op, dst, src, bytes), null);
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
     public void memcpyHtoDAsync(long dst, MemorySegment src, long bytes, long stream) {
         String op = "cuMemcpyHtoDAsync_v2";
-        lock.lock();
-        try {
-            enter(op);
-            SimStream s = stream(stream, op);
-            checkInvalidated(s, op);
-            if (!checkCount(s, bytes, op, null)) {
-                return;
-            }
+        streamCopy(op, stream, bytes, s -> {
             checkHost(s, src, bytes, op, null, "source");
             checkDevice(s, dst, bytes, op, null, "destination");
-            boolean pinned = isPinned(src, bytes);
-            Op o = submit(s, new Works.CopyH2D(op, dst, src, bytes), op, null);
-            if (o != null && !pinned) {
-                // Pageable memory: CUDA stages it before returning, so the copy is complete on return.
-                drain(op, "dst=" + hex(dst) + ", bytes=" + bytes + ", stream=" + s, o);
-            }
-        } finally {
-            lock.unlock();
-        }
+            submitHostCopy(s, new Works.CopyH2D(op, dst, src, bytes), src, bytes, op, "dst=" + hex(dst));
+        });
     }
 
     @Override
     public void memcpyDtoHAsync(MemorySegment dst, long src, long bytes, long stream) {
         String op = "cuMemcpyDtoHAsync_v2";
+        streamCopy(op, stream, bytes, s -> {
+            checkHost(s, dst, bytes, op, null, "destination");
+            checkDevice(s, src, bytes, op, null, "source");
+            submitHostCopy(s, new Works.CopyD2H(op, dst, src, bytes), dst, bytes, op, "src=" + hex(src));
+        });
+    }
+
+    @Override
+    public void memcpyDtoDAsync(long dst, long src, long bytes, long stream) {
+        String op = "cuMemcpyDtoDAsync_v2";
+        streamCopy(op, stream, bytes, s -> {
+            checkDevice(s, src, bytes, op, null, "source");
+            checkDevice(s, dst, bytes, op, null, "destination");
+            submit(s, new Works.CopyD2D(op, dst, src, bytes), op, null);
+        });
+    }
+
+    /**
+     * The frame of a synchronous copy, which runs on the legacy stream: under the lock, the device
+     * must be usable, no blocking stream may be capturing (906), and the count must not be
+     * negative; a count of 0 is then a no-op, anything else goes to {@code body}, which checks the
+     * operands and enqueues the work.
+     */
+    private void legacyCopy(String op, String d, long bytes, Runnable body) {
         lock.lock();
         try {
             enter(op);
-            SimStream s = stream(stream, op);
-            checkInvalidated(s, op);
-            if (!checkCount(s, bytes, op, null)) {
-                return;
-            }
-            checkHost(s, dst, bytes, op, null, "destination");
-            checkDevice(s, src, bytes, op, null, "source");
-            boolean pinned = isPinned(dst, bytes);
-            Op o = submit(s, new Works.CopyD2H(op, dst, src, bytes), op, null);
-            if (o != null && !pinned) {
-                drain(op, "src=" + hex(src) + ", bytes=" + bytes + ", stream=" + s, o);
+            checkLegacyWork(op, d);
+            if (checkCount(null, bytes, op, d)) {
+                body.run();
             }
         } finally {
             lock.unlock();
         }
     }
 
-    @Override
-    public void memcpyDtoDAsync(long dst, long src, long bytes, long stream) {
-        String op = "cuMemcpyDtoDAsync_v2";
+    /**
+     * The frame of a stream-ordered copy: under the lock, the device must be usable, the stream
+     * live and not in an invalidated capture, and the count not negative; a count of 0 is then a
+     * no-op, anything else goes to {@code body}, which checks the operands and submits the work.
+     */
+    private void streamCopy(String op, long stream, long bytes, Consumer<SimStream> body) {
         lock.lock();
         try {
             enter(op);
             SimStream s = stream(stream, op);
             checkInvalidated(s, op);
-            if (!checkCount(s, bytes, op, null)) {
-                return;
+            if (checkCount(s, bytes, op, null)) {
+                body.accept(s);
             }
-            checkDevice(s, src, bytes, op, null, "source");
-            checkDevice(s, dst, bytes, op, null, "destination");
-            submit(s, new Works.CopyD2D(op, dst, src, bytes), op, null);
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * Submits a stream-ordered copy with a host side. CUDA stages pageable host memory before the
+     * call returns, so unless {@code host} is pinned (or the copy was captured) the call waits for
+     * the copy; {@code device} ("dst=0x..." or "src=0x...") names the device side in that wait's
+     * errors.
+     */
+    private void submitHostCopy(SimStream s, Work w, MemorySegment host, long bytes, String op, String device) {
+        boolean pinned = isPinned(host, bytes);
+        Op o = submit(s, w, op, null);
+        if (o != null && !pinned) {
+            drain(op, device + ", bytes=" + bytes + ", stream=" + s, o);
         }
     }
 
