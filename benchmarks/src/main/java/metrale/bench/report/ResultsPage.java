@@ -329,6 +329,11 @@ public final class ResultsPage {
                 + "`alloc` repeat with `kernel=axpy4` has two small buffers live (the state's `x` and `y`), and there the "
                 + "driver's 1 MiB alloc+free costs about 4 µs instead of about 95 µs, so the ledger's fixed cost weighs "
                 + "far more.\n");
+        b.append("- That warm `alloc` case is the one target missed, and only with call sites on: the ledger records the "
+                + "caller's `file:line` of each alloc and each free with a `StackWalker` walk (`CallSites.caller`), a few "
+                + "µs per pair and about 2 KB of garbage (`AllocBench.ledger` vs `ledgerNoSites` under `-prof gc`). "
+                + "Without call sites (`GpuBuilder.allocSites(false)`, `METRALE_ALLOC_SITES=0`) the same pair is the "
+                + "`alloc:traceNs` row, within 1.2×.\n");
 
         for (Run run : runs) {
             b.append("\n## Run `").append(run.name).append("`\n\n");
