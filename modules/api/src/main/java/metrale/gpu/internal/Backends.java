@@ -67,7 +67,9 @@ public final class Backends {
             }
             Availability a = safeAvailability(p);
             if (a.available()) {
-                LOG.log(System.Logger.Level.INFO, () -> "metrale-gpu: using the " + p.name() + " backend"
+                // An automatic choice is news (INFO); one the caller named is only confirmed (DEBUG).
+                LOG.log(name == null ? System.Logger.Level.INFO : System.Logger.Level.DEBUG,
+                        () -> "metrale-gpu: using the " + p.name() + " backend"
                         + (name == null ? " (none named; highest priority available)" : ""));
                 return p;
             }
