@@ -50,7 +50,7 @@ record ModuleImage(String kind, Set<String> entries) {
         if (image.length >= 4 && u32(image, 0) == FATBIN_MAGIC) {
             // Header: magic (4), version (2), header size (2), payload size (8); the payload follows it.
             long headerSize = image.length >= 8 ? u16(image, 6) : 0;
-            long payload = image.length >= 16 ? u32(image, 8) | ((long) u32(image, 12) << 32) : -1;
+            long payload = image.length >= 16 ? u32(image, 8) | (u32(image, 12) << 32) : -1;
             if (image.length < 16 || headerSize < 16 || payload < 0 || headerSize + payload > image.length) {
                 throw new GpuException(CudaError.INVALID_IMAGE, OP, "module=" + name + ", " + image.length
                         + " bytes: a truncated or malformed fatbin");
