@@ -2,6 +2,7 @@ package metrale.gpu;
 
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import metrale.telemetry.Telemetry;
 
@@ -229,7 +230,9 @@ public interface Gpu extends AutoCloseable {
      * @param src the values
      * @param dst device destination
      */
-    void copyH2D(float[] src, DevicePtr dst);
+    default void copyH2D(float[] src, DevicePtr dst) {
+        copyH2D(MemorySegment.ofArray(Objects.requireNonNull(src, "src")), dst);
+    }
 
     /**
      * Copies an int array to the device; blocking.
@@ -237,7 +240,9 @@ public interface Gpu extends AutoCloseable {
      * @param src the values
      * @param dst device destination
      */
-    void copyH2D(int[] src, DevicePtr dst);
+    default void copyH2D(int[] src, DevicePtr dst) {
+        copyH2D(MemorySegment.ofArray(Objects.requireNonNull(src, "src")), dst);
+    }
 
     /**
      * Copies a long array to the device; blocking.
@@ -245,7 +250,9 @@ public interface Gpu extends AutoCloseable {
      * @param src the values
      * @param dst device destination
      */
-    void copyH2D(long[] src, DevicePtr dst);
+    default void copyH2D(long[] src, DevicePtr dst) {
+        copyH2D(MemorySegment.ofArray(Objects.requireNonNull(src, "src")), dst);
+    }
 
     /**
      * Copies a double array to the device; blocking.
@@ -253,7 +260,9 @@ public interface Gpu extends AutoCloseable {
      * @param src the values
      * @param dst device destination
      */
-    void copyH2D(double[] src, DevicePtr dst);
+    default void copyH2D(double[] src, DevicePtr dst) {
+        copyH2D(MemorySegment.ofArray(Objects.requireNonNull(src, "src")), dst);
+    }
 
     /**
      * Copies a byte array to the device; blocking.
@@ -261,7 +270,9 @@ public interface Gpu extends AutoCloseable {
      * @param src the values
      * @param dst device destination
      */
-    void copyH2D(byte[] src, DevicePtr dst);
+    default void copyH2D(byte[] src, DevicePtr dst) {
+        copyH2D(MemorySegment.ofArray(Objects.requireNonNull(src, "src")), dst);
+    }
 
     /**
      * Copies {@code dst.byteSize()} bytes from the device; blocking (a hidden sync point, counted).
@@ -277,7 +288,9 @@ public interface Gpu extends AutoCloseable {
      * @param src device source
      * @param dst the destination, filled entirely
      */
-    void copyD2H(DevicePtr src, float[] dst);
+    default void copyD2H(DevicePtr src, float[] dst) {
+        copyD2H(src, MemorySegment.ofArray(Objects.requireNonNull(dst, "dst")));
+    }
 
     /**
      * Copies into an int array; blocking.
@@ -285,7 +298,9 @@ public interface Gpu extends AutoCloseable {
      * @param src device source
      * @param dst the destination, filled entirely
      */
-    void copyD2H(DevicePtr src, int[] dst);
+    default void copyD2H(DevicePtr src, int[] dst) {
+        copyD2H(src, MemorySegment.ofArray(Objects.requireNonNull(dst, "dst")));
+    }
 
     /**
      * Copies into a long array; blocking.
@@ -293,7 +308,9 @@ public interface Gpu extends AutoCloseable {
      * @param src device source
      * @param dst the destination, filled entirely
      */
-    void copyD2H(DevicePtr src, long[] dst);
+    default void copyD2H(DevicePtr src, long[] dst) {
+        copyD2H(src, MemorySegment.ofArray(Objects.requireNonNull(dst, "dst")));
+    }
 
     /**
      * Copies into a double array; blocking.
@@ -301,7 +318,9 @@ public interface Gpu extends AutoCloseable {
      * @param src device source
      * @param dst the destination, filled entirely
      */
-    void copyD2H(DevicePtr src, double[] dst);
+    default void copyD2H(DevicePtr src, double[] dst) {
+        copyD2H(src, MemorySegment.ofArray(Objects.requireNonNull(dst, "dst")));
+    }
 
     /**
      * Copies into a byte array; blocking.
@@ -309,7 +328,9 @@ public interface Gpu extends AutoCloseable {
      * @param src device source
      * @param dst the destination, filled entirely
      */
-    void copyD2H(DevicePtr src, byte[] dst);
+    default void copyD2H(DevicePtr src, byte[] dst) {
+        copyD2H(src, MemorySegment.ofArray(Objects.requireNonNull(dst, "dst")));
+    }
 
     /**
      * Copies from the device ordered on {@code stream}, then waits for that stream.

@@ -590,50 +590,12 @@ public final class GpuRuntime implements Gpu {
     public void copyH2D(MemorySegment src, DevicePtr dst) {
         latch.check("copyH2D");
         Checks.alive(src, "src");
-        h2d(src, Checks.ptr(dst, "dst"));
-    }
-
-    @Override
-    public void copyH2D(float[] src, DevicePtr dst) {
-        latch.check("copyH2D");
-        Objects.requireNonNull(src, "src");
-        h2d(MemorySegment.ofArray(src), Checks.ptr(dst, "dst"));
-    }
-
-    @Override
-    public void copyH2D(int[] src, DevicePtr dst) {
-        latch.check("copyH2D");
-        Objects.requireNonNull(src, "src");
-        h2d(MemorySegment.ofArray(src), Checks.ptr(dst, "dst"));
-    }
-
-    @Override
-    public void copyH2D(long[] src, DevicePtr dst) {
-        latch.check("copyH2D");
-        Objects.requireNonNull(src, "src");
-        h2d(MemorySegment.ofArray(src), Checks.ptr(dst, "dst"));
-    }
-
-    @Override
-    public void copyH2D(double[] src, DevicePtr dst) {
-        latch.check("copyH2D");
-        Objects.requireNonNull(src, "src");
-        h2d(MemorySegment.ofArray(src), Checks.ptr(dst, "dst"));
-    }
-
-    @Override
-    public void copyH2D(byte[] src, DevicePtr dst) {
-        latch.check("copyH2D");
-        Objects.requireNonNull(src, "src");
-        h2d(MemorySegment.ofArray(src), Checks.ptr(dst, "dst"));
-    }
-
-    private void h2d(MemorySegment src, long dst) {
+        long d = Checks.ptr(dst, "dst");
         long n = src.byteSize();
         try {
-            driver.memcpyHtoD(dst, src, n);
+            driver.memcpyHtoD(d, src, n);
         } catch (GpuException e) {
-            throw fail(e, "copyH2D " + n + " B to 0x" + Long.toHexString(dst));
+            throw fail(e, "copyH2D " + n + " B to 0x" + Long.toHexString(d));
         }
         counters.h2dCopy(n);
         Jfr.copy("H2D", n, false, 0);
@@ -643,50 +605,12 @@ public final class GpuRuntime implements Gpu {
     public void copyD2H(DevicePtr src, MemorySegment dst) {
         latch.check("copyD2H");
         long s = Checks.ptr(src, "src");
-        d2h(s, Checks.writable(dst, "dst"));
-    }
-
-    @Override
-    public void copyD2H(DevicePtr src, float[] dst) {
-        latch.check("copyD2H");
-        long s = Checks.ptr(src, "src");
-        d2h(s, MemorySegment.ofArray(Objects.requireNonNull(dst, "dst")));
-    }
-
-    @Override
-    public void copyD2H(DevicePtr src, int[] dst) {
-        latch.check("copyD2H");
-        long s = Checks.ptr(src, "src");
-        d2h(s, MemorySegment.ofArray(Objects.requireNonNull(dst, "dst")));
-    }
-
-    @Override
-    public void copyD2H(DevicePtr src, long[] dst) {
-        latch.check("copyD2H");
-        long s = Checks.ptr(src, "src");
-        d2h(s, MemorySegment.ofArray(Objects.requireNonNull(dst, "dst")));
-    }
-
-    @Override
-    public void copyD2H(DevicePtr src, double[] dst) {
-        latch.check("copyD2H");
-        long s = Checks.ptr(src, "src");
-        d2h(s, MemorySegment.ofArray(Objects.requireNonNull(dst, "dst")));
-    }
-
-    @Override
-    public void copyD2H(DevicePtr src, byte[] dst) {
-        latch.check("copyD2H");
-        long s = Checks.ptr(src, "src");
-        d2h(s, MemorySegment.ofArray(Objects.requireNonNull(dst, "dst")));
-    }
-
-    private void d2h(long src, MemorySegment dst) {
+        Checks.writable(dst, "dst");
         long n = dst.byteSize();
         try {
-            driver.memcpyDtoH(dst, src, n);
+            driver.memcpyDtoH(dst, s, n);
         } catch (GpuException e) {
-            throw fail(e, "copyD2H " + n + " B from 0x" + Long.toHexString(src));
+            throw fail(e, "copyD2H " + n + " B from 0x" + Long.toHexString(s));
         }
         counters.d2hCopy(n);
         Jfr.copy("D2H", n, false, 0);
