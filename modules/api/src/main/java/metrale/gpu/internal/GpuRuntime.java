@@ -664,18 +664,7 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public void copyH2DAsync(MemorySegment src, DevicePtr dst, Stream stream) {
-        latch.check("copyH2DAsync");
-        Checks.nativeSeg(src, "src", "copyH2DAsync");
-        long d = Checks.ptr(dst, "dst");
-        long st = liveStream(stream, "copyH2DAsync");
-        long n = src.byteSize();
-        try {
-            driver.memcpyHtoDAsync(d, src, n, st);
-        } catch (GpuException e) {
-            throw fail(e, "copyH2DAsync " + n + " B to " + dst + " on " + stream);
-        }
-        counters.h2dCopy(n);
-        Jfr.copy("H2D", n, true, st);
+        long st = enqueueH2D("copyH2DAsync", src, dst, stream);
         if (pinned.contains(src)) {
             // A page-locked source is read when the copy executes, and the caller may drop it on
             // return: wait for the stream so the copy has read it.
@@ -695,18 +684,24 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public void copyH2DAsyncRetained(MemorySegment src, DevicePtr dst, Stream stream) {
-        latch.check("copyH2DAsyncRetained");
-        Checks.nativeSeg(src, "src", "copyH2DAsyncRetained");
+        enqueueH2D("copyH2DAsyncRetained", src, dst, stream);
+    }
+
+    /** Checks and enqueues an async host-to-device copy for {@code op}. {@return the stream's handle} */
+    private long enqueueH2D(String op, MemorySegment src, DevicePtr dst, Stream stream) {
+        latch.check(op);
+        Checks.nativeSeg(src, "src", op);
         long d = Checks.ptr(dst, "dst");
-        long st = liveStream(stream, "copyH2DAsyncRetained");
+        long st = liveStream(stream, op);
         long n = src.byteSize();
         try {
             driver.memcpyHtoDAsync(d, src, n, st);
         } catch (GpuException e) {
-            throw fail(e, "copyH2DAsyncRetained " + n + " B to " + dst + " on " + stream);
+            throw fail(e, op + " " + n + " B to " + dst + " on " + stream);
         }
         counters.h2dCopy(n);
         Jfr.copy("H2D", n, true, st);
+        return st;
     }
 
     @Override
