@@ -1,6 +1,7 @@
 package metrale.bench.cuda;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -49,6 +50,11 @@ public final class Bare {
     private static final MethodHandle cuGraphInstantiateWithFlags = handle("cuGraphInstantiateWithFlags", ADDRESS, JAVA_LONG, JAVA_LONG);
     private static final MethodHandle cuGraphExecDestroy = handle("cuGraphExecDestroy", JAVA_LONG);
     private static final MethodHandle cuGraphDestroy = handle("cuGraphDestroy", JAVA_LONG);
+    private static final MethodHandle cuModuleLoadData = handle("cuModuleLoadData", ADDRESS, ADDRESS);
+    private static final MethodHandle cuModuleGetFunction = handle("cuModuleGetFunction", ADDRESS, JAVA_LONG, ADDRESS);
+    private static final MethodHandle cuModuleUnload = handle("cuModuleUnload", JAVA_LONG);
+    private static final MethodHandle cuStreamCreate = handle("cuStreamCreate", ADDRESS, JAVA_INT);
+    private static final MethodHandle cuStreamDestroy_v2 = handle("cuStreamDestroy_v2", JAVA_LONG);
 
     /** One out-parameter slot per thread that calls the allocating wrappers; allocated once. */
     private static final ThreadLocal<MemorySegment> OUT = ThreadLocal.withInitial(() -> Arena.global().allocate(JAVA_LONG));
@@ -240,6 +246,81 @@ public final class Bare {
             long graph = out.get(JAVA_LONG, 0);
             check((int) cuGraphInstantiateWithFlags.invokeExact(out, graph, 0L), "cuGraphInstantiateWithFlags");
             return new long[] {graph, out.get(JAVA_LONG, 0)};
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * Loads a module image into the current context, outside any runtime.
+     *
+     * @param image PTX (NUL-terminated here), cubin or fatbin
+     * @return the {@code CUmodule}
+     */
+    public static long moduleLoad(byte[] image) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment img = a.allocate(image.length + 1L);
+            MemorySegment.copy(image, 0, img, JAVA_BYTE, 0, image.length);
+            MemorySegment out = a.allocate(JAVA_LONG);
+            check((int) cuModuleLoadData.invokeExact(out, img), "cuModuleLoadData");
+            return out.get(JAVA_LONG, 0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@return the {@code CUfunction} {@code name} of {@code module}}
+     *
+     * @param module a {@code CUmodule} from {@link #moduleLoad}
+     * @param name   the entry's name
+     */
+    public static long moduleGetFunction(long module, String name) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(JAVA_LONG);
+            check((int) cuModuleGetFunction.invokeExact(out, module, a.allocateFrom(name)), "cuModuleGetFunction");
+            return out.get(JAVA_LONG, 0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * Unloads what {@link #moduleLoad} loaded.
+     *
+     * @param module the {@code CUmodule}
+     */
+    public static void moduleUnload(long module) {
+        try {
+            check((int) cuModuleUnload.invokeExact(module), "cuModuleUnload");
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * {@return a new {@code CUstream} of the current context, outside any runtime}
+     *
+     * @param flags {@code CU_STREAM_NON_BLOCKING} is 1
+     */
+    public static long streamCreate(int flags) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(JAVA_LONG);
+            check((int) cuStreamCreate.invokeExact(out, flags), "cuStreamCreate");
+            return out.get(JAVA_LONG, 0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * Destroys what {@link #streamCreate} made.
+     *
+     * @param stream the {@code CUstream}
+     */
+    public static void streamDestroy(long stream) {
+        try {
+            check((int) cuStreamDestroy_v2.invokeExact(stream), "cuStreamDestroy_v2");
         } catch (Throwable t) {
             throw rethrow(t);
         }

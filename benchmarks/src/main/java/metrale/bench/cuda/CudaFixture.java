@@ -104,25 +104,70 @@ public final class CudaFixture {
      * Captures the same chain as {@link #captureChain} through the bare binding alone, so the
      * baseline's graph touches no runtime code.
      *
-     * @param fn       the kernel
+     * @param func     the bare {@code CUfunction}, from {@link BareKernels#function}
      * @param config   grid, block and shared memory
-     * @param stream   the stream to capture
+     * @param st       the bare {@code CUstream}, from {@link BareKernels#stream}
      * @param args     the arguments
      * @param launches how many launches the graph holds
      * @return {@code {CUgraph, CUgraphExec}}, for {@link Bare#destroyGraph}
      */
-    public static long[] captureBareChain(KernelHandle fn, LaunchConfig config, Stream stream, KernelArgs args,
-                                          int launches) {
-        long func = fn.value();
+    public static long[] captureBareChain(long func, LaunchConfig config, long st, KernelArgs args, int launches) {
         Dim3 g = config.grid();
         Dim3 b = config.block();
         int smem = config.sharedMemBytes();
-        long st = stream.handle();
         MemorySegment table = args.table();
         return Bare.capture(st, () -> {
             for (int i = 0; i < launches; i++) {
                 Bare.launchKernel(func, g.x(), g.y(), g.z(), b.x(), b.y(), b.z(), smem, st, table);
             }
         });
+    }
+
+    /**
+     * The baseline's own module and stream, made by bare downcalls in the context the runtime made
+     * current: the runtime's handles are opaque values, not driver handles, so the baseline never
+     * borrows them.
+     */
+    public static final class BareKernels implements AutoCloseable {
+        private final long module;
+        private final long stream;
+
+        private BareKernels(long module, long stream) {
+            this.module = module;
+            this.stream = stream;
+        }
+
+        /**
+         * Loads the benchmark PTX and creates a non-blocking stream; the runtime's context must be
+         * current on the calling thread ({@link #open} binds it).
+         *
+         * @return the bare module and stream
+         */
+        public static BareKernels load() {
+            long m = Bare.moduleLoad(ptx());
+            return new BareKernels(m, Bare.streamCreate(1));
+        }
+
+        /**
+         * {@return the bare {@code CUfunction} of a benchmark kernel}
+         *
+         * @param name the kernel's entry name in {@code bench.cu}
+         */
+        public long function(String name) {
+            return Bare.moduleGetFunction(module, name);
+        }
+
+        /** {@return the bare non-blocking {@code CUstream}} */
+        public long stream() {
+            return stream;
+        }
+
+        /** Destroys the stream (after draining it) and unloads the module. */
+        @Override
+        public void close() {
+            Bare.streamSynchronize(stream);
+            Bare.streamDestroy(stream);
+            Bare.moduleUnload(module);
+        }
     }
 }

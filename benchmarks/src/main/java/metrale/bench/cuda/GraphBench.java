@@ -46,6 +46,7 @@ public class GraphBench extends CudaBench {
     private KernelArgs args;
     private GraphHandle graph;
     private long[] bareGraph;
+    private CudaFixture.BareKernels bareKernels;
     private long exec;
     private long st;
 
@@ -60,22 +61,23 @@ public class GraphBench extends CudaBench {
         KernelHandle fn = gpu.kernel(CudaFixture.MODULE, "empty");
         LaunchConfig config = LaunchConfig.of(1, 128);
         stream = gpu.createStream(true);
-        st = stream.handle();
+        bareKernels = CudaFixture.BareKernels.load();
+        st = bareKernels.stream();
         args = new KernelArgs();
         graph = CudaFixture.captureChain(gpu, fn, config, stream, args, KERNELS);
-        bareGraph = CudaFixture.captureBareChain(fn, config, stream, args, KERNELS);
+        bareGraph = CudaFixture.captureBareChain(bareKernels.function("empty"), config, st, args, KERNELS);
         exec = bareGraph[1];
 
         // A first replay of each, so neither pays the driver's first-upload cost in a measurement.
         gpu.launchGraph(graph, stream);
         Bare.graphLaunch(exec, st);
-        Bare.streamSynchronize(st);
+        Bare.ctxSynchronize();
     }
 
     /** Drains the stream before each batch; not timed. */
     @Setup(Level.Invocation)
     public void drain() {
-        Bare.streamSynchronize(st);
+        Bare.ctxSynchronize();
     }
 
     /** Releases both graphs and the runtime. */
@@ -85,6 +87,7 @@ public class GraphBench extends CudaBench {
             gpu.synchronize(stream);
             gpu.destroyGraph(graph);
             Bare.destroyGraph(bareGraph);
+            bareKernels.close();
             gpu.destroyStream(stream);
             args.close();
             gpu.close();

@@ -72,6 +72,7 @@ public class LaunchBench extends CudaBench {
     private Recording recording;
 
     // The baseline's copies of what gpu.launch is given.
+    private CudaFixture.BareKernels bareKernels;
     private long func;
     private int gx;
     private int gy;
@@ -101,7 +102,8 @@ public class LaunchBench extends CudaBench {
         stream = gpu.createStream(true);
         launchArgs = BenchArgs.of(gpu, kernel);
         args = launchArgs.args();
-        func = fn.value();
+        bareKernels = CudaFixture.BareKernels.load();
+        func = bareKernels.function(kernel);
         gx = config.grid().x();
         gy = config.grid().y();
         gz = config.grid().z();
@@ -109,7 +111,7 @@ public class LaunchBench extends CudaBench {
         by = config.block().y();
         bz = config.block().z();
         smem = config.sharedMemBytes();
-        st = stream.handle();
+        st = bareKernels.stream();
         table = args.table();
         trace = gpu.telemetry().trace();
 
@@ -131,13 +133,13 @@ public class LaunchBench extends CudaBench {
         // A first launch through each path, so neither pays the driver's first-use costs in a measurement.
         gpu.launch(fn, config, stream, args);
         Bare.launchKernel(func, gx, gy, gz, bx, by, bz, smem, st, table);
-        Bare.streamSynchronize(st);
+        Bare.ctxSynchronize();
     }
 
     /** Drains the stream (and clears the trace) before each batch; not timed. */
     @Setup(Level.Invocation)
     public void drain() {
-        Bare.streamSynchronize(st);
+        Bare.ctxSynchronize();
         if (traceOn) {
             trace.begin();
         }
@@ -153,6 +155,7 @@ public class LaunchBench extends CudaBench {
         if (gpu != null) {
             gpu.synchronize(stream);
             launchArgs.close();
+            bareKernels.close();
             gpu.destroyStream(stream);
             gpu.close();
         }

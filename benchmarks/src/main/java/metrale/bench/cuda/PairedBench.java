@@ -108,6 +108,7 @@ public class PairedBench extends CudaBench {
     private LaunchTrace trace;
     private GraphHandle graph;
     private long[] bareGraph;
+    private CudaFixture.BareKernels bare;
     private long func;
     private int gx;
     private int bx;
@@ -129,23 +130,24 @@ public class PairedBench extends CudaBench {
         gx = config.grid().x();
         bx = config.block().x();
         stream = gpu.createStream(true);
-        st = stream.handle();
+        bare = CudaFixture.BareKernels.load();
+        st = bare.stream();
         launchArgs = BenchArgs.of(gpu, kernel);
         args = launchArgs.args();
-        func = fn.value();
+        func = bare.function(kernel);
         table = args.table();
         trace = gpu.telemetry().trace();
 
         KernelHandle empty = gpu.kernel(CudaFixture.MODULE, "empty");
         KernelArgs none = new KernelArgs();
         graph = CudaFixture.captureChain(gpu, empty, config, stream, none, GraphBench.KERNELS);
-        bareGraph = CudaFixture.captureBareChain(empty, config, stream, none, GraphBench.KERNELS);
+        bareGraph = CudaFixture.captureBareChain(bare.function("empty"), config, st, none, GraphBench.KERNELS);
         none.close();
         gpu.launchGraph(graph, stream);
         Bare.graphLaunch(bareGraph[1], st);
         gpu.launch(fn, config, stream, args);
         Bare.launchKernel(func, gx, 1, 1, bx, 1, 1, 0, st, table);
-        Bare.streamSynchronize(st);
+        Bare.ctxSynchronize();
     }
 
     /** Releases everything. */
@@ -155,6 +157,7 @@ public class PairedBench extends CudaBench {
             gpu.synchronize(stream);
             gpu.destroyGraph(graph);
             Bare.destroyGraph(bareGraph);
+            bare.close();
             launchArgs.close();
             gpu.destroyStream(stream);
             gpu.close();
@@ -163,7 +166,7 @@ public class PairedBench extends CudaBench {
     }
 
     private long bareLaunches() {
-        Bare.streamSynchronize(st);
+        Bare.ctxSynchronize();
         long t0 = System.nanoTime();
         for (int i = 0; i < LAUNCHES; i++) {
             Bare.launchKernel(func, gx, 1, 1, bx, 1, 1, 0, st, table);
@@ -172,7 +175,7 @@ public class PairedBench extends CudaBench {
     }
 
     private long runtimeLaunches() {
-        Bare.streamSynchronize(st);
+        Bare.ctxSynchronize();
         long t0 = System.nanoTime();
         for (int i = 0; i < LAUNCHES; i++) {
             gpu.launch(fn, config, stream, args);
@@ -181,7 +184,7 @@ public class PairedBench extends CudaBench {
     }
 
     private long tracedLaunches() {
-        Bare.streamSynchronize(st);
+        Bare.ctxSynchronize();
         trace.begin();
         long t0 = System.nanoTime();
         for (int i = 0; i < LAUNCHES; i++) {
@@ -220,7 +223,7 @@ public class PairedBench extends CudaBench {
     }
 
     private long bareGraphs() {
-        Bare.streamSynchronize(st);
+        Bare.ctxSynchronize();
         long exec = bareGraph[1];
         long t0 = System.nanoTime();
         for (int i = 0; i < GRAPHS; i++) {
@@ -230,7 +233,7 @@ public class PairedBench extends CudaBench {
     }
 
     private long runtimeGraphs() {
-        Bare.streamSynchronize(st);
+        Bare.ctxSynchronize();
         long t0 = System.nanoTime();
         for (int i = 0; i < GRAPHS; i++) {
             gpu.launchGraph(graph, stream);

@@ -20,6 +20,7 @@ public final class GpuBuilder {
     private Boolean d2hTrace;
     private Boolean timing;
     private Boolean allocSites;
+    private Boolean checkPointers;
     private Telemetry telemetry;
     private final Map<String, String> backendOptions = new LinkedHashMap<>();
 
@@ -104,6 +105,19 @@ public final class GpuBuilder {
     }
 
     /**
+     * Checks every pointer argument of each launch against the runtime's live memory (ledger
+     * allocations, arena chunks, mapped page-locked memory) before the driver sees it; a pointer
+     * outside is {@code INVALID_VALUE} naming the argument index. Null pointers pass.
+     *
+     * @param on whether to
+     * @return this
+     */
+    public GpuBuilder checkPointers(boolean on) {
+        this.checkPointers = on;
+        return this;
+    }
+
+    /**
      * Reports to this telemetry instead of a fresh one.
      *
      * @param telemetry the telemetry, e.g. {@link Telemetry#global()}
@@ -136,6 +150,7 @@ public final class GpuBuilder {
                 d2hTrace != null ? d2hTrace : boolSetting("metrale.d2h.trace", "METRALE_D2H_TRACE", false),
                 timing != null ? timing : boolSetting("metrale.timing", "METRALE_TIMING", false),
                 allocSites != null ? allocSites : boolSetting("metrale.allocSites", "METRALE_ALLOC_SITES", true),
+                checkPointers != null ? checkPointers : boolSetting("metrale.checkPointers", "METRALE_CHECK_POINTERS", false),
                 telemetry != null ? telemetry : new Telemetry(),
                 backendOptions);
     }

@@ -19,6 +19,7 @@ import metrale.telemetry.Telemetry;
  * <tr><td>{@link #d2hTrace()}</td><td>{@code metrale.d2h.trace}</td><td>{@code METRALE_D2H_TRACE}</td><td>false</td></tr>
  * <tr><td>{@link #timing()}</td><td>{@code metrale.timing}</td><td>{@code METRALE_TIMING}</td><td>false</td></tr>
  * <tr><td>{@link #allocSites()}</td><td>{@code metrale.allocSites}</td><td>{@code METRALE_ALLOC_SITES}</td><td>true</td></tr>
+ * <tr><td>{@link #checkPointers()}</td><td>{@code metrale.checkPointers}</td><td>{@code METRALE_CHECK_POINTERS}</td><td>false</td></tr>
  * </table>
  *
  * @param backend          the backend's name, or {@code null} to choose automatically
@@ -28,11 +29,13 @@ import metrale.telemetry.Telemetry;
  * @param d2hTrace         collect the call sites of device-to-host copies
  * @param timing           time each launch (synchronizing its stream) and aggregate per kernel
  * @param allocSites       record the caller's {@code file:line} for each allocation (a stack walk); off records {@code "?"}
+ * @param checkPointers    check every pointer argument of a launch against live memory ({@code INVALID_VALUE}
+ *                         naming the argument index when one is not); costs a lookup per pointer argument
  * @param telemetry        the telemetry instance the runtime reports to
  * @param backendOptions   options passed to the backend, e.g. {@code sim.capacity}
  */
 public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex, boolean debugSync,
-                         boolean d2hTrace, boolean timing, boolean allocSites, Telemetry telemetry,
+                         boolean d2hTrace, boolean timing, boolean allocSites, boolean checkPointers, Telemetry telemetry,
                          Map<String, String> backendOptions) {
 
     /** Validates and copies. */

@@ -1,7 +1,8 @@
 package metrale.gpu.internal;
 
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -23,7 +24,8 @@ final class ArenaTable {
         }
     }
 
-    private final ConcurrentHashMap<Long, Chunk> chunks = new ConcurrentHashMap<>();
+    // Device addresses are unsigned; ordered so a floor lookup finds the chunk that may hold an interior pointer.
+    private final ConcurrentSkipListMap<Long, Chunk> chunks = new ConcurrentSkipListMap<>(Long::compareUnsigned);
 
     void add(long base, long bytes) {
         chunks.put(base, new Chunk(base, bytes));
@@ -37,6 +39,17 @@ final class ArenaTable {
     /** {@return the removed chunk at {@code base}, or {@code null} when there is none (nothing changes)} */
     Chunk remove(long base) {
         return chunks.remove(base);
+    }
+
+    /** {@return whether {@code [p, p + bytes)} lies inside one live chunk} Sub-allocators hand out interior pointers. */
+    boolean covers(long p, long bytes) {
+        Map.Entry<Long, Chunk> f = chunks.floorEntry(p);
+        if (f == null) {
+            return false;
+        }
+        long off = p - f.getKey();
+        long size = f.getValue().bytes;
+        return Long.compareUnsigned(off, size) < 0 && Long.compareUnsigned(bytes, size - off) <= 0;
     }
 
     /** {@return bytes allocated in chunks but not in use} */

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -77,6 +78,9 @@ public final class GpuRuntime implements Gpu {
     /** {@code CU_MEMHOSTALLOC_DEVICEMAP}: mapped, so {@link #hostPtrToDevice} works without unified addressing too. */
     private static final int HOST_DEVICEMAP = 2;
 
+    /** How long {@link #close()} waits for calls in flight before it leaves the release to the last of them. */
+    private static final int CLOSE_WAIT_SECONDS = 10;
+
     /** How far from an allocation a faulting address may be for the fault report to name it. */
     private static final long NEAR = 1 << 20;
 
@@ -96,13 +100,17 @@ public final class GpuRuntime implements Gpu {
     private final boolean timingOn;
     private final boolean debugSync;
     private final boolean allocSites;
+    private final boolean checkPointers;
 
-    private final FaultLatch latch = new FaultLatch();
+    private final Gate gate = new Gate();
     private final Ledger ledger = new Ledger();
     private final RedZones redZones;
     private final ArenaTable arenas = new ArenaTable();
     private final PinnedRegistry pinned = new PinnedRegistry();
-    private final Handles handles = new Handles();
+    private final HandleTable streams = new HandleTable();
+    private final HandleTable events = new HandleTable();
+    private final HandleTable functions = new HandleTable();
+    private final HandleTable graphs = new HandleTable();
     private final Modules modules = new Modules();
     private final Object moduleLoadLock = new Object();
     private final OpCache opCache = new OpCache();
@@ -119,6 +127,7 @@ public final class GpuRuntime implements Gpu {
         this.timingOn = options.timing();
         this.debugSync = options.debugSync();
         this.allocSites = options.allocSites();
+        this.checkPointers = options.checkPointers();
         this.redZones = new RedZones(options.redZoneBytes(), options.redZoneMinIndex());
         if (options.d2hTrace()) {
             counters.setD2hSiteTrace(true);
@@ -158,19 +167,13 @@ public final class GpuRuntime implements Gpu {
      * Runs the fault latch for a failed driver call.
      *
      * @param call the runtime call, e.g. {@code launch heat::jacobi}
-     * @return what the call should throw: {@code e}, {@code e} enriched when it latched, a
-     *         refusal if another thread latched first, or {@link IllegalStateException} when the
-     *         runtime was closed meanwhile
+     * @return what the call should throw: {@code e}, {@code e} enriched when it latched, or a
+     *         refusal if another thread latched first
      */
     private RuntimeException fail(GpuException e, String call) {
-        FaultLatch.State s = latch.state();
-        if (s == FaultLatch.Closed.INSTANCE) {
-            IllegalStateException ise = new IllegalStateException("Gpu is closed");
-            ise.initCause(e);
-            return ise;
-        }
-        if (s instanceof FaultLatch.Latched) {
-            return e.error().isSticky() ? FaultLatch.refuse(s, call) : e;
+        Gate.Latched s = gate.latched();
+        if (s != null) {
+            return e.error().isSticky() ? refuseLatched(s, call) : e;
         }
         CudaError probe = probe();
         if (!e.error().isSticky() && !probe.isSticky()) {
@@ -196,12 +199,16 @@ public final class GpuRuntime implements Gpu {
         }
         GpuException original = new GpuException(error, raw, e.operation(),
                 join(details, "surfaced during " + call + " at " + site), e);
-        if (latch.latch(original, call, site)) {
+        if (gate.latch(original, call, site)) {
             LOG.log(System.Logger.Level.ERROR, "metrale-gpu: sticky fault latched: " + original.getMessage()
                     + "; every later call fails with StickyFaultException");
             return original;
         }
-        return FaultLatch.refuse(latch.state(), call);
+        return refuseLatched(gate.latched(), call);
+    }
+
+    private static StickyFaultException refuseLatched(Gate.Latched l, String call) {
+        return new StickyFaultException(l.original(), l.call(), l.site(), call);
     }
 
     private static String join(String a, String b) {
@@ -285,14 +292,22 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public String backendName() {
-        latch.check("backendName");
-        return driver.name();
+        int gt = gate.enter("backendName");
+        try {
+            return driver.name();
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     @Override
     public DeviceInfo device() {
-        latch.check("device");
-        return info;
+        int gt = gate.enter("device");
+        try {
+            return info;
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     @Override
@@ -307,65 +322,77 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public <T> Optional<T> unwrap(Class<T> type) {
-        latch.check("unwrap");
-        Objects.requireNonNull(type, "type");
-        return type.isInstance(driver) ? Optional.of(type.cast(driver)) : Optional.empty();
+        int gt = gate.enter("unwrap");
+        try {
+            Objects.requireNonNull(type, "type");
+            return type.isInstance(driver) ? Optional.of(type.cast(driver)) : Optional.empty();
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     // ---- memory and the ledger ---------------------------------------------------------------------
 
     @Override
     public DevicePtr alloc(long bytes) {
-        latch.check("alloc");
-        Checks.size(bytes, "bytes", "alloc");
-        String site = allocSites ? CallSites.caller() : "?";
-        long index = ledger.nextIndex();
-        // Size 0 goes to the driver unpadded, so it fails as CUDA's cuMemAlloc does.
-        long pad = redZones.on() && bytes > 0 ? redZones.padFor(index) : 0;
-        if (pad > Long.MAX_VALUE - bytes) {
-            throw new IllegalArgumentException("alloc(bytes=" + bytes + "): with the " + pad + "-byte red zone it overflows");
-        }
-        long p;
+        int gt = gate.enter("alloc");
         try {
-            p = driver.memAlloc(bytes + pad);
-        } catch (GpuException e) {
-            throw allocFailed(e, "alloc", bytes, pad, site);
-        }
-        Ledger.Entry entry = new Ledger.Entry(new Allocation(new DevicePtr(p), bytes, site, index, false), pad);
-        if (pad > 0) {
-            try {
-                redZones.fill(driver, p, bytes, pad);
-            } catch (GpuException e) {
-                RuntimeException r = fail(e, "alloc (red-zone fill)");
-                try {
-                    driver.memFree(p);
-                } catch (RuntimeException suppressed) {
-                    r.addSuppressed(suppressed);
-                }
-                throw r;
+            Checks.size(bytes, "bytes", "alloc");
+            String site = allocSites ? CallSites.caller() : "?";
+            long index = ledger.nextIndex();
+            // Size 0 goes to the driver unpadded, so it fails as CUDA's cuMemAlloc does.
+            long pad = redZones.on() && bytes > 0 ? redZones.padFor(index) : 0;
+            if (pad > Long.MAX_VALUE - bytes) {
+                throw new IllegalArgumentException("alloc(bytes=" + bytes + "): with the " + pad + "-byte red zone it overflows");
             }
+            long p;
+            try {
+                p = driver.memAlloc(bytes + pad);
+            } catch (GpuException e) {
+                throw allocFailed(e, "alloc", bytes, pad, site);
+            }
+            Ledger.Entry entry = new Ledger.Entry(new Allocation(new DevicePtr(p), bytes, site, index, false), pad);
+            if (pad > 0) {
+                try {
+                    redZones.fill(driver, p, bytes, pad);
+                } catch (GpuException e) {
+                    RuntimeException r = fail(e, "alloc (red-zone fill)");
+                    try {
+                        driver.memFree(p);
+                    } catch (RuntimeException suppressed) {
+                        r.addSuppressed(suppressed);
+                    }
+                    throw r;
+                }
+            }
+            ledger.add(entry);
+            Jfr.alloc(p, bytes, site, false);
+            return entry.allocation().ptr();
+        } finally {
+            gate.leave(gt);
         }
-        ledger.add(entry);
-        Jfr.alloc(p, bytes, site, false);
-        return entry.allocation().ptr();
     }
 
     @Override
     public DevicePtr allocManaged(long bytes) {
-        latch.check("allocManaged");
-        Checks.size(bytes, "bytes", "allocManaged");
-        String site = allocSites ? CallSites.caller() : "?";
-        long index = ledger.nextIndex();
-        long p;
+        int gt = gate.enter("allocManaged");
         try {
-            p = driver.memAllocManaged(bytes, ATTACH_GLOBAL);
-        } catch (GpuException e) {
-            throw allocFailed(e, "allocManaged", bytes, 0, site);
+            Checks.size(bytes, "bytes", "allocManaged");
+            String site = allocSites ? CallSites.caller() : "?";
+            long index = ledger.nextIndex();
+            long p;
+            try {
+                p = driver.memAllocManaged(bytes, ATTACH_GLOBAL);
+            } catch (GpuException e) {
+                throw allocFailed(e, "allocManaged", bytes, 0, site);
+            }
+            Ledger.Entry entry = new Ledger.Entry(new Allocation(new DevicePtr(p), bytes, site, index, true), 0);
+            ledger.add(entry);
+            Jfr.alloc(p, bytes, site, true);
+            return entry.allocation().ptr();
+        } finally {
+            gate.leave(gt);
         }
-        Ledger.Entry entry = new Ledger.Entry(new Allocation(new DevicePtr(p), bytes, site, index, true), 0);
-        ledger.add(entry);
-        Jfr.alloc(p, bytes, site, true);
-        return entry.allocation().ptr();
     }
 
     /** Out of memory names the request and the device's free and total memory, as the seed does. */
@@ -391,30 +418,34 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public void free(DevicePtr ptr) {
-        latch.check("free");
-        long p = Checks.ptr(ptr, "ptr");
-        if (p == 0) {
-            return;
-        }
-        // Off the ledger before the driver frees it: an entry left behind would be freed again by a sweep.
-        Ledger.Entry e = ledger.remove(p, allocSites ? CallSites.caller() : "?");
-        if (e == null) {
-            throw new GpuException(CudaError.INVALID_VALUE, "free", explainNotLive(p) + "; nothing was freed");
-        }
+        int gt = gate.enter("free");
         try {
-            driver.memFree(p);
-        } catch (GpuException x) {
-            if (!x.error().isTeardown()) {
-                RuntimeException r = fail(x, "free " + ptr);
-                if (r == x) {
-                    // An argument error (e.g. a free during a capture): the memory is still
-                    // allocated, so it goes back on the ledger.
-                    ledger.add(e);
-                }
-                throw r;
+            long p = Checks.ptr(ptr, "ptr");
+            if (p == 0) {
+                return;
             }
+            // Off the ledger before the driver frees it: an entry left behind would be freed again by a sweep.
+            Ledger.Entry e = ledger.remove(p, allocSites ? CallSites.caller() : "?");
+            if (e == null) {
+                throw new GpuException(CudaError.INVALID_VALUE, "free", explainNotLive(p) + "; nothing was freed");
+            }
+            try {
+                driver.memFree(p);
+            } catch (GpuException x) {
+                if (!x.error().isTeardown()) {
+                    RuntimeException r = fail(x, "free " + ptr);
+                    if (r == x) {
+                        // An argument error (e.g. a free during a capture): the memory is still
+                        // allocated, so it goes back on the ledger.
+                        ledger.add(e);
+                    }
+                    throw r;
+                }
+            }
+            Jfr.free(p, e.allocation().bytes());
+        } finally {
+            gate.leave(gt);
         }
-        Jfr.free(p, e.allocation().bytes());
     }
 
     private String explainNotLive(long p) {
@@ -428,112 +459,148 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public DevicePtr allocArena(long bytes) {
-        latch.check("allocArena");
-        Checks.size(bytes, "bytes", "allocArena");
-        long p;
+        int gt = gate.enter("allocArena");
         try {
-            p = driver.memAlloc(bytes);
-        } catch (GpuException e) {
-            throw allocFailed(e, "allocArena", bytes, 0, CallSites.caller());
+            Checks.size(bytes, "bytes", "allocArena");
+            long p;
+            try {
+                p = driver.memAlloc(bytes);
+            } catch (GpuException e) {
+                throw allocFailed(e, "allocArena", bytes, 0, CallSites.caller());
+            }
+            arenas.add(p, bytes);
+            Jfr.alloc(p, bytes, "arena chunk", false);
+            return new DevicePtr(p);
+        } finally {
+            gate.leave(gt);
         }
-        arenas.add(p, bytes);
-        Jfr.alloc(p, bytes, "arena chunk", false);
-        return new DevicePtr(p);
     }
 
     @Override
     public void freeArena(DevicePtr ptr) {
-        latch.check("freeArena");
-        long p = Checks.ptr(ptr, "ptr");
-        if (p == 0) {
-            return;
-        }
-        ArenaTable.Chunk c = arenas.remove(p);
-        if (c == null) {
-            throw new GpuException(CudaError.INVALID_VALUE, "freeArena", "ptr=" + ptr
-                    + " is not a live arena chunk from allocArena (" + ledger.explainNotLive(p) + "); nothing was freed");
-        }
+        int gt = gate.enter("freeArena");
         try {
-            driver.memFree(p);
-        } catch (GpuException x) {
-            if (!x.error().isTeardown()) {
-                RuntimeException r = fail(x, "freeArena " + ptr);
-                if (r == x) {
-                    arenas.add(p, c.bytes);
-                }
-                throw r;
+            long p = Checks.ptr(ptr, "ptr");
+            if (p == 0) {
+                return;
             }
+            ArenaTable.Chunk c = arenas.remove(p);
+            if (c == null) {
+                throw new GpuException(CudaError.INVALID_VALUE, "freeArena", "ptr=" + ptr
+                        + " is not a live arena chunk from allocArena (" + ledger.explainNotLive(p) + "); nothing was freed");
+            }
+            try {
+                driver.memFree(p);
+            } catch (GpuException x) {
+                if (!x.error().isTeardown()) {
+                    RuntimeException r = fail(x, "freeArena " + ptr);
+                    if (r == x) {
+                        arenas.add(p, c.bytes);
+                    }
+                    throw r;
+                }
+            }
+            Jfr.free(p, c.bytes);
+        } finally {
+            gate.leave(gt);
         }
-        Jfr.free(p, c.bytes);
     }
 
     @Override
     public void noteArenaUse(DevicePtr chunk, long usedBytes) {
-        latch.check("noteArenaUse");
-        long p = Checks.ptr(chunk, "chunk");
-        ArenaTable.Chunk c = arenas.get(p);
-        if (c == null) {
-            throw new GpuException(CudaError.INVALID_VALUE, "noteArenaUse", "chunk=" + chunk + " is not a live arena chunk");
+        int gt = gate.enter("noteArenaUse");
+        try {
+            long p = Checks.ptr(chunk, "chunk");
+            ArenaTable.Chunk c = arenas.get(p);
+            if (c == null) {
+                throw new GpuException(CudaError.INVALID_VALUE, "noteArenaUse", "chunk=" + chunk + " is not a live arena chunk");
+            }
+            if (usedBytes < 0 || usedBytes > c.bytes) {
+                throw new IllegalArgumentException("noteArenaUse(chunk=" + chunk + ", usedBytes=" + usedBytes
+                        + "): must be in [0, " + c.bytes + "], the chunk's size");
+            }
+            c.used.set(usedBytes);
+        } finally {
+            gate.leave(gt);
         }
-        if (usedBytes < 0 || usedBytes > c.bytes) {
-            throw new IllegalArgumentException("noteArenaUse(chunk=" + chunk + ", usedBytes=" + usedBytes
-                    + "): must be in [0, " + c.bytes + "], the chunk's size");
-        }
-        c.used.set(usedBytes);
     }
 
     @Override
     public long chunkSlackBytes() {
-        latch.check("chunkSlackBytes");
-        return arenas.slackBytes();
+        int gt = gate.enter("chunkSlackBytes");
+        try {
+            return arenas.slackBytes();
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     @Override
     public long liveBytes() {
-        latch.check("liveBytes");
-        return ledger.liveBytes();
+        int gt = gate.enter("liveBytes");
+        try {
+            return ledger.liveBytes();
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     @Override
     public int liveAllocCount() {
-        latch.check("liveAllocCount");
-        return ledger.count();
+        int gt = gate.enter("liveAllocCount");
+        try {
+            return ledger.count();
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     @Override
     public List<Allocation> liveAllocations() {
-        latch.check("liveAllocations");
-        return ledger.snapshot().stream().map(Ledger.Entry::allocation).toList();
+        int gt = gate.enter("liveAllocations");
+        try {
+            return ledger.snapshot().stream().map(Ledger.Entry::allocation).toList();
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     @Override
     public String allocReport(int topN, long minMb) {
-        latch.check("allocReport");
-        return ledger.report(topN, minMb);
+        int gt = gate.enter("allocReport");
+        try {
+            return ledger.report(topN, minMb);
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     @Override
     public int sweepUnreleased() {
-        latch.check("sweepUnreleased");
-        int freed = 0;
-        GpuException first = null;
-        for (Ledger.Entry e : ledger.drain("sweepUnreleased called at " + CallSites.caller())) {
-            try {
-                driver.memFree(e.base());
-                freed++;
-                Jfr.free(e.base(), e.allocation().bytes());
-            } catch (GpuException x) {
-                if (x.error().isTeardown()) {
+        int gt = gate.enter("sweepUnreleased");
+        try {
+            int freed = 0;
+            GpuException first = null;
+            for (Ledger.Entry e : ledger.drain("sweepUnreleased called at " + CallSites.caller())) {
+                try {
+                    driver.memFree(e.base());
                     freed++;
-                } else if (first == null) {
-                    first = x;
+                    Jfr.free(e.base(), e.allocation().bytes());
+                } catch (GpuException x) {
+                    if (x.error().isTeardown()) {
+                        freed++;
+                    } else if (first == null) {
+                        first = x;
+                    }
                 }
             }
+            if (first != null) {
+                throw fail(first, "sweepUnreleased");
+            }
+            return freed;
+        } finally {
+            gate.leave(gt);
         }
-        if (first != null) {
-            throw fail(first, "sweepUnreleased");
-        }
-        return freed;
     }
 
     @Override
@@ -551,14 +618,18 @@ public final class GpuRuntime implements Gpu {
     }
 
     private List<RedZoneViolation> findViolations(String call) {
-        latch.check(call);
-        if (!redZones.on()) {
-            return List.of();
-        }
+        int gt = gate.enter(call);
         try {
-            return List.copyOf(redZones.find(driver, ledger.snapshot(), this::stillLive));
-        } catch (GpuException e) {
-            throw fail(e, call);
+            if (!redZones.on()) {
+                return List.of();
+            }
+            try {
+                return List.copyOf(redZones.find(driver, ledger.snapshot(), this::stillLive));
+            } catch (GpuException e) {
+                throw fail(e, call);
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
@@ -573,14 +644,18 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public void poisonRedzones(long lo, long hi) {
-        latch.check("poisonRedzones");
-        if (!redZones.on()) {
-            return;
-        }
+        int gt = gate.enter("poisonRedzones");
         try {
-            redZones.poison(driver, ledger.snapshot(), lo, hi, this::stillLive);
-        } catch (GpuException e) {
-            throw fail(e, "poisonRedzones");
+            if (!redZones.on()) {
+                return;
+            }
+            try {
+                redZones.poison(driver, ledger.snapshot(), lo, hi, this::stillLive);
+            } catch (GpuException e) {
+                throw fail(e, "poisonRedzones");
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
@@ -588,112 +663,145 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public void copyH2D(MemorySegment src, DevicePtr dst) {
-        latch.check("copyH2D");
-        Checks.alive(src, "src");
-        long d = Checks.ptr(dst, "dst");
-        long n = src.byteSize();
+        int gt = gate.enter("copyH2D");
         try {
-            driver.memcpyHtoD(d, src, n);
-        } catch (GpuException e) {
-            throw fail(e, "copyH2D " + n + " B to 0x" + Long.toHexString(d));
+            Checks.alive(src, "src");
+            long d = Checks.ptr(dst, "dst");
+            long n = src.byteSize();
+            checkRange(d, n, "copyH2D", "dst");
+            try {
+                driver.memcpyHtoD(d, src, n);
+            } catch (GpuException e) {
+                throw fail(e, "copyH2D " + n + " B to 0x" + Long.toHexString(d));
+            }
+            counters.h2dCopy(n);
+            Jfr.copy("H2D", n, false, 0);
+        } finally {
+            gate.leave(gt);
         }
-        counters.h2dCopy(n);
-        Jfr.copy("H2D", n, false, 0);
     }
 
     @Override
     public void copyD2H(DevicePtr src, MemorySegment dst) {
-        latch.check("copyD2H");
-        long s = Checks.ptr(src, "src");
-        Checks.writable(dst, "dst");
-        long n = dst.byteSize();
+        int gt = gate.enter("copyD2H");
         try {
-            driver.memcpyDtoH(dst, s, n);
-        } catch (GpuException e) {
-            throw fail(e, "copyD2H " + n + " B from 0x" + Long.toHexString(s));
+            long s = Checks.ptr(src, "src");
+            Checks.writable(dst, "dst");
+            long n = dst.byteSize();
+            checkRange(s, n, "copyD2H", "src");
+            try {
+                driver.memcpyDtoH(dst, s, n);
+            } catch (GpuException e) {
+                throw fail(e, "copyD2H " + n + " B from 0x" + Long.toHexString(s));
+            }
+            counters.d2hCopy(n);
+            Jfr.copy("D2H", n, false, 0);
+        } finally {
+            gate.leave(gt);
         }
-        counters.d2hCopy(n);
-        Jfr.copy("D2H", n, false, 0);
     }
 
     @Override
     public void copyD2HOnStream(DevicePtr src, MemorySegment dst, Stream stream) {
-        latch.check("copyD2HOnStream");
-        long s = Checks.ptr(src, "src");
-        Checks.writable(dst, "dst");
-        long st = liveStream(stream, "copyD2HOnStream");
-        long n = dst.byteSize();
+        int gt = gate.enter("copyD2HOnStream");
         try {
-            if (dst.isNative()) {
-                driver.memcpyDtoHAsync(dst, s, n, st);
-                driver.streamSynchronize(st);
-            } else {
-                // The async copy needs native memory that stays put; stage through a temporary.
-                try (Arena a = Arena.ofConfined()) {
-                    MemorySegment tmp = a.allocate(Math.max(n, 1), 16).asSlice(0, n);
-                    driver.memcpyDtoHAsync(tmp, s, n, st);
+            long s = Checks.ptr(src, "src");
+            Checks.writable(dst, "dst");
+            long st = liveStream(stream, "copyD2HOnStream");
+            long n = dst.byteSize();
+            checkRange(s, n, "copyD2HOnStream", "src");
+            try {
+                if (dst.isNative()) {
+                    driver.memcpyDtoHAsync(dst, s, n, st);
                     driver.streamSynchronize(st);
-                    MemorySegment.copy(tmp, 0, dst, 0, n);
+                } else {
+                    // The async copy needs native memory that stays put; stage through a temporary.
+                    try (Arena a = Arena.ofConfined()) {
+                        MemorySegment tmp = a.allocate(Math.max(n, 1), 16).asSlice(0, n);
+                        driver.memcpyDtoHAsync(tmp, s, n, st);
+                        driver.streamSynchronize(st);
+                        MemorySegment.copy(tmp, 0, dst, 0, n);
+                    }
                 }
+            } catch (GpuException e) {
+                throw fail(e, "copyD2HOnStream " + n + " B from " + src + " on " + stream);
             }
-        } catch (GpuException e) {
-            throw fail(e, "copyD2HOnStream " + n + " B from " + src + " on " + stream);
+            counters.d2hCopy(n);
+            Jfr.copy("D2H", n, false, st);
+        } finally {
+            gate.leave(gt);
         }
-        counters.d2hCopy(n);
-        Jfr.copy("D2H", n, false, st);
     }
 
     @Override
     public void copyD2HAsync(DevicePtr src, MemorySegment dst, Stream stream) {
-        latch.check("copyD2HAsync");
-        long s = Checks.ptr(src, "src");
-        Checks.nativeSeg(dst, "dst", "copyD2HAsync");
-        if (dst.isReadOnly()) {
-            throw new IllegalArgumentException("copyD2HAsync: dst: the segment is read-only");
-        }
-        long st = liveStream(stream, "copyD2HAsync");
-        long n = dst.byteSize();
+        int gt = gate.enter("copyD2HAsync");
         try {
-            driver.memcpyDtoHAsync(dst, s, n, st);
-        } catch (GpuException e) {
-            throw fail(e, "copyD2HAsync " + n + " B from " + src + " on " + stream);
+            long s = Checks.ptr(src, "src");
+            Checks.nativeSeg(dst, "dst", "copyD2HAsync");
+            if (dst.isReadOnly()) {
+                throw new IllegalArgumentException("copyD2HAsync: dst: the segment is read-only");
+            }
+            long st = liveStream(stream, "copyD2HAsync");
+            long n = dst.byteSize();
+            checkRange(s, n, "copyD2HAsync", "src");
+            try {
+                driver.memcpyDtoHAsync(dst, s, n, st);
+            } catch (GpuException e) {
+                throw fail(e, "copyD2HAsync " + n + " B from " + src + " on " + stream);
+            }
+            counters.d2hCopy(n);
+            Jfr.copy("D2H", n, true, st);
+        } finally {
+            gate.leave(gt);
         }
-        counters.d2hCopy(n);
-        Jfr.copy("D2H", n, true, st);
     }
 
     @Override
     public void copyH2DAsync(MemorySegment src, DevicePtr dst, Stream stream) {
-        long st = enqueueH2D("copyH2DAsync", src, dst, stream);
-        if (pinned.contains(src)) {
-            // A page-locked source is read when the copy executes, and the caller may drop it on
-            // return: wait for the stream so the copy has read it.
-            if (pinnedSourceWarned.compareAndSet(false, true)) {
-                LOG.log(System.Logger.Level.WARNING, "metrale-gpu: copyH2DAsync from page-locked memory at "
-                        + CallSites.caller() + " waits for its stream so the caller may reuse the source; "
-                        + "use copyH2DAsyncRetained and keep the source alive until the next sync to skip the wait "
-                        + "(warned once per runtime)");
+        int gt = gate.enter("copyH2DAsync");
+        try {
+            long st = enqueueH2D("copyH2DAsync", src, dst, stream);
+            // During capture the copy is a graph node that reads the source at every replay, so a
+            // wait would neither help nor be allowed (it would invalidate the capture): it is
+            // captured as the retained form is, and the source must outlive the graph.
+            if (pinned.contains(src) && !capturingRaw(st)) {
+                // A page-locked source is read when the copy executes, and the caller may drop it on
+                // return: wait for the stream so the copy has read it.
+                if (pinnedSourceWarned.compareAndSet(false, true)) {
+                    LOG.log(System.Logger.Level.WARNING, "metrale-gpu: copyH2DAsync from page-locked memory at "
+                            + CallSites.caller() + " waits for its stream so the caller may reuse the source; "
+                            + "use copyH2DAsyncRetained and keep the source alive until the next sync to skip the wait "
+                            + "(warned once per runtime)");
+                }
+                try {
+                    driver.streamSynchronize(st);
+                } catch (GpuException e) {
+                    throw fail(e, "copyH2DAsync (pinned-source sync of " + stream + ")");
+                }
             }
-            try {
-                driver.streamSynchronize(st);
-            } catch (GpuException e) {
-                throw fail(e, "copyH2DAsync (pinned-source sync of " + stream + ")");
-            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public void copyH2DAsyncRetained(MemorySegment src, DevicePtr dst, Stream stream) {
-        enqueueH2D("copyH2DAsyncRetained", src, dst, stream);
+        int gt = gate.enter("copyH2DAsyncRetained");
+        try {
+            enqueueH2D("copyH2DAsyncRetained", src, dst, stream);
+        } finally {
+            gate.leave(gt);
+        }
     }
 
-    /** Checks and enqueues an async host-to-device copy for {@code op}. {@return the stream's handle} */
+    /** Checks and enqueues an async host-to-device copy for {@code op}, inside the gate. {@return the stream's handle} */
     private long enqueueH2D(String op, MemorySegment src, DevicePtr dst, Stream stream) {
-        latch.check(op);
         Checks.nativeSeg(src, "src", op);
         long d = Checks.ptr(dst, "dst");
         long st = liveStream(stream, op);
         long n = src.byteSize();
+        checkRange(d, n, op, "dst");
         try {
             driver.memcpyHtoDAsync(d, src, n, st);
         } catch (GpuException e) {
@@ -706,95 +814,126 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public void copyD2D(DevicePtr src, DevicePtr dst, long bytes) {
-        latch.check("copyD2D");
-        long s = Checks.ptr(src, "src");
-        long d = Checks.ptr(dst, "dst");
-        Checks.size(bytes, "bytes", "copyD2D");
+        int gt = gate.enter("copyD2D");
         try {
-            driver.memcpyDtoD(d, s, bytes);
-        } catch (GpuException e) {
-            throw fail(e, "copyD2D " + bytes + " B " + src + " -> " + dst);
+            long s = Checks.ptr(src, "src");
+            long d = Checks.ptr(dst, "dst");
+            Checks.size(bytes, "bytes", "copyD2D");
+            checkRange(s, bytes, "copyD2D", "src");
+            checkRange(d, bytes, "copyD2D", "dst");
+            try {
+                driver.memcpyDtoD(d, s, bytes);
+            } catch (GpuException e) {
+                throw fail(e, "copyD2D " + bytes + " B " + src + " -> " + dst);
+            }
+            if (trace.on()) {
+                trace.record(TraceEntry.d2d(s, d, bytes));
+            }
+            counters.d2dCopy(bytes);
+            Jfr.copy("D2D", bytes, false, 0);
+        } finally {
+            gate.leave(gt);
         }
-        if (trace.on()) {
-            trace.record(TraceEntry.d2d(s, d, bytes));
-        }
-        counters.d2dCopy(bytes);
-        Jfr.copy("D2D", bytes, false, 0);
     }
 
     @Override
     public void copyD2DAsync(DevicePtr src, DevicePtr dst, long bytes, Stream stream) {
-        latch.check("copyD2DAsync");
-        long s = Checks.ptr(src, "src");
-        long d = Checks.ptr(dst, "dst");
-        Checks.size(bytes, "bytes", "copyD2DAsync");
-        long st = liveStream(stream, "copyD2DAsync");
+        int gt = gate.enter("copyD2DAsync");
         try {
-            driver.memcpyDtoDAsync(d, s, bytes, st);
-        } catch (GpuException e) {
-            throw fail(e, "copyD2DAsync " + bytes + " B " + src + " -> " + dst + " on " + stream);
+            long s = Checks.ptr(src, "src");
+            long d = Checks.ptr(dst, "dst");
+            Checks.size(bytes, "bytes", "copyD2DAsync");
+            checkRange(s, bytes, "copyD2DAsync", "src");
+            checkRange(d, bytes, "copyD2DAsync", "dst");
+            long st = liveStream(stream, "copyD2DAsync");
+            try {
+                driver.memcpyDtoDAsync(d, s, bytes, st);
+            } catch (GpuException e) {
+                throw fail(e, "copyD2DAsync " + bytes + " B " + src + " -> " + dst + " on " + stream);
+            }
+            if (trace.on()) {
+                trace.record(TraceEntry.d2d(s, d, bytes));
+            }
+            counters.d2dCopy(bytes);
+            Jfr.copy("D2D", bytes, true, st);
+        } finally {
+            gate.leave(gt);
         }
-        if (trace.on()) {
-            trace.record(TraceEntry.d2d(s, d, bytes));
-        }
-        counters.d2dCopy(bytes);
-        Jfr.copy("D2D", bytes, true, st);
     }
 
     @Override
     public void copyD2D2DAsync(DevicePtr src, long srcPitch, DevicePtr dst, long dstPitch, long widthBytes, long height,
                                Stream stream) {
-        latch.check("copyD2D2DAsync");
-        long s = Checks.ptr(src, "src");
-        long d = Checks.ptr(dst, "dst");
-        Checks.size(srcPitch, "srcPitch", "copyD2D2DAsync");
-        Checks.size(dstPitch, "dstPitch", "copyD2D2DAsync");
-        Checks.size(widthBytes, "widthBytes", "copyD2D2DAsync");
-        Checks.size(height, "height", "copyD2D2DAsync");
-        long st = liveStream(stream, "copyD2D2DAsync");
-        long n;
+        int gt = gate.enter("copyD2D2DAsync");
         try {
-            n = Math.multiplyExact(widthBytes, height);
-        } catch (ArithmeticException ex) {
-            throw new IllegalArgumentException("copyD2D2DAsync(widthBytes=" + widthBytes + ", height=" + height
-                    + "): the byte count overflows");
+            long s = Checks.ptr(src, "src");
+            long d = Checks.ptr(dst, "dst");
+            Checks.size(srcPitch, "srcPitch", "copyD2D2DAsync");
+            Checks.size(dstPitch, "dstPitch", "copyD2D2DAsync");
+            Checks.size(widthBytes, "widthBytes", "copyD2D2DAsync");
+            Checks.size(height, "height", "copyD2D2DAsync");
+            long st = liveStream(stream, "copyD2D2DAsync");
+            long n;
+            try {
+                n = Math.multiplyExact(widthBytes, height);
+            } catch (ArithmeticException ex) {
+                throw new IllegalArgumentException("copyD2D2DAsync(widthBytes=" + widthBytes + ", height=" + height
+                        + "): the byte count overflows");
+            }
+            if (widthBytes > 0 && height > 0 && srcPitch >= widthBytes && dstPitch >= widthBytes) {
+                // A violated pitch rule is the driver's INVALID_VALUE; otherwise row h-1 ends the span.
+                checkRange(s, span2D(srcPitch, widthBytes, height), "copyD2D2DAsync", "src");
+                checkRange(d, span2D(dstPitch, widthBytes, height), "copyD2D2DAsync", "dst");
+            }
+            try {
+                driver.memcpy2DAsync(d, dstPitch, s, srcPitch, widthBytes, height, st);
+            } catch (GpuException e) {
+                throw fail(e, "copyD2D2DAsync " + widthBytes + "x" + height + " " + src + " -> " + dst + " on " + stream);
+            }
+            counters.d2dCopy(n);
+            Jfr.copy("D2D", n, true, st);
+        } finally {
+            gate.leave(gt);
         }
-        try {
-            driver.memcpy2DAsync(d, dstPitch, s, srcPitch, widthBytes, height, st);
-        } catch (GpuException e) {
-            throw fail(e, "copyD2D2DAsync " + widthBytes + "x" + height + " " + src + " -> " + dst + " on " + stream);
-        }
-        counters.d2dCopy(n);
-        Jfr.copy("D2D", n, true, st);
     }
 
     @Override
     public void memset(DevicePtr ptr, int value, long bytes) {
-        latch.check("memset");
-        long p = Checks.ptr(ptr, "ptr");
-        Checks.byteValue(value, "memset");
-        Checks.size(bytes, "bytes", "memset");
+        int gt = gate.enter("memset");
         try {
-            driver.memsetD8(p, value, bytes);
-        } catch (GpuException e) {
-            throw fail(e, "memset " + bytes + " B at " + ptr);
+            long p = Checks.ptr(ptr, "ptr");
+            Checks.byteValue(value, "memset");
+            Checks.size(bytes, "bytes", "memset");
+            checkRange(p, bytes, "memset", "ptr");
+            try {
+                driver.memsetD8(p, value, bytes);
+            } catch (GpuException e) {
+                throw fail(e, "memset " + bytes + " B at " + ptr);
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public void memsetAsync(DevicePtr ptr, int value, long bytes, Stream stream) {
-        latch.check("memsetAsync");
-        long p = Checks.ptr(ptr, "ptr");
-        Checks.byteValue(value, "memsetAsync");
-        Checks.size(bytes, "bytes", "memsetAsync");
-        long st = liveStream(stream, "memsetAsync");
+        int gt = gate.enter("memsetAsync");
         try {
-            driver.memsetD8Async(p, value, bytes, st);
-        } catch (GpuException e) {
-            throw fail(e, "memsetAsync " + bytes + " B at " + ptr + " on " + stream);
-        }
-        if (trace.on()) {
-            trace.record(TraceEntry.memset(p, value, bytes));
+            long p = Checks.ptr(ptr, "ptr");
+            Checks.byteValue(value, "memsetAsync");
+            Checks.size(bytes, "bytes", "memsetAsync");
+            checkRange(p, bytes, "memsetAsync", "ptr");
+            long st = liveStream(stream, "memsetAsync");
+            try {
+                driver.memsetD8Async(p, value, bytes, st);
+            } catch (GpuException e) {
+                throw fail(e, "memsetAsync " + bytes + " B at " + ptr + " on " + stream);
+            }
+            if (trace.on()) {
+                trace.record(TraceEntry.memset(p, value, bytes));
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
@@ -802,139 +941,195 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public void loadModule(String name, byte[] image) {
-        latch.check("loadModule");
-        Objects.requireNonNull(name, "name");
-        Objects.requireNonNull(image, "image");
-        // One load at a time, so replacing a name unloads exactly the module it replaced.
-        synchronized (moduleLoadLock) {
-            long h;
-            try {
-                h = driver.moduleLoadData(name, image);
-            } catch (GpuException e) {
-                throw fail(e, "loadModule " + name);
-            }
-            Modules.Module old = modules.put(name, h);
-            if (old != null) {
-                for (long f : modules.functionHandles(old)) {
-                    handles.removeFunction(f);
-                }
+        // A releaser: replacing a module waits for the launches that may still hold its functions.
+        int gt = gate.enterReleaser("loadModule");
+        try {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(image, "image");
+            // One load at a time, so replacing a name unloads exactly the module it replaced.
+            synchronized (moduleLoadLock) {
+                long h;
                 try {
-                    driver.moduleUnload(old.handle);
+                    h = driver.moduleLoadData(name, image);
                 } catch (GpuException e) {
-                    RuntimeException r = fail(e, "loadModule " + name + " (unloading the module it replaces)");
-                    if (r != e) {
-                        throw r;
+                    throw fail(e, "loadModule " + name);
+                }
+                Modules.Module old = modules.put(name, h, functions);
+                if (old != null) {
+                    // Its handles are out of the table; a call that read one before has entered
+                    // the gate before this point, so the grace period waits for it.
+                    gate.awaitGrace();
+                    try {
+                        driver.moduleUnload(old.handle);
+                    } catch (GpuException e) {
+                        RuntimeException r = fail(e, "loadModule " + name + " (unloading the module it replaces)");
+                        if (r != e) {
+                            throw r;
+                        }
+                        LOG.log(System.Logger.Level.WARNING, "metrale-gpu: loadModule " + name
+                                + ": unloading the replaced module failed: " + e.getMessage());
                     }
-                    LOG.log(System.Logger.Level.WARNING, "metrale-gpu: loadModule " + name
-                            + ": unloading the replaced module failed: " + e.getMessage());
                 }
             }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public boolean hasModule(String name) {
-        latch.check("hasModule");
-        Objects.requireNonNull(name, "name");
-        return modules.get(name) != null;
+        int gt = gate.enter("hasModule");
+        try {
+            Objects.requireNonNull(name, "name");
+            return modules.get(name) != null;
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     @Override
     public KernelHandle kernel(String module, String func) {
-        latch.check("kernel");
-        Objects.requireNonNull(module, "module");
-        Objects.requireNonNull(func, "func");
-        String site = CallSites.caller();
-        Modules.Module m = modules.get(module);
-        if (m == null) {
-            telemetry.audit().record(module, func, false, site);
-            throw new GpuException(CudaError.NOT_FOUND, "kernel", module + "::" + func + " looked up at " + site
-                    + ": no module named '" + module + "' is loaded (loaded: " + modules.names() + ")");
-        }
-        long f;
+        int gt = gate.enter("kernel");
         try {
-            f = driver.moduleGetFunction(m.handle, func);
-        } catch (GpuException e) {
-            telemetry.audit().record(module, func, false, site);
-            RuntimeException r = fail(e, "kernel " + module + "::" + func);
-            if (r == e) {
-                r = new GpuException(e.error(), e.rawCode(), e.operation(), module + "::" + func + " looked up at "
-                        + site + (e.details().isEmpty() ? "" : "; " + e.details()), e);
+            Objects.requireNonNull(module, "module");
+            Objects.requireNonNull(func, "func");
+            String site = CallSites.caller();
+            Modules.Module m = modules.get(module);
+            if (m == null) {
+                telemetry.audit().record(module, func, false, site);
+                throw new GpuException(CudaError.NOT_FOUND, "kernel", module + "::" + func + " looked up at " + site
+                        + ": no module named '" + module + "' is loaded (loaded: " + modules.names() + ")");
             }
-            throw r;
+            long f;
+            try {
+                f = driver.moduleGetFunction(m.handle, func);
+            } catch (GpuException e) {
+                telemetry.audit().record(module, func, false, site);
+                RuntimeException r = fail(e, "kernel " + module + "::" + func);
+                if (r == e) {
+                    r = new GpuException(e.error(), e.rawCode(), e.operation(), module + "::" + func + " looked up at "
+                            + site + (e.details().isEmpty() ? "" : "; " + e.details()), e);
+                }
+                throw r;
+            }
+            long id = modules.resolved(m, func, f, functions);
+            if (id == 0) {
+                telemetry.audit().record(module, func, false, site);
+                throw new GpuException(CudaError.INVALID_HANDLE, "kernel", module + "::" + func + " looked up at "
+                        + site + ": the module was replaced by another thread during the lookup; look it up again");
+            }
+            telemetry.audit().record(module, func, true, site);
+            trace.nameKernel(id, module, func);
+            KernelHandle h = new KernelHandle(id);
+            opCache.publishKernel(module, func, h);
+            return h;
+        } finally {
+            gate.leave(gt);
         }
-        telemetry.audit().record(module, func, true, site);
-        trace.nameKernel(f, module, func);
-        modules.resolved(m, func, f);
-        handles.addFunction(f);
-        KernelHandle h = new KernelHandle(f);
-        opCache.publishKernel(module, func, h);
-        return h;
     }
 
     @Override
     public KernelRegistry kernelRegistry() {
-        latch.check("kernelRegistry");
-        return modules.registry();
+        int gt = gate.enter("kernelRegistry");
+        try {
+            return modules.registry();
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     @Override
     public OpCache opCache() {
-        latch.check("opCache");
-        return opCache;
+        int gt = gate.enter("opCache");
+        try {
+            return opCache;
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     @Override
     public byte[] compileCuda(String name, String source, String... compilerOptions) {
-        latch.check("compileCuda");
-        Objects.requireNonNull(name, "name");
-        Objects.requireNonNull(source, "source");
-        Objects.requireNonNull(compilerOptions, "options");
-        for (String o : compilerOptions) {
-            Objects.requireNonNull(o, "options element");
-        }
+        int gt = gate.enter("compileCuda");
         try {
-            return driver.compileToPtx(name, source, compilerOptions.clone());
-        } catch (GpuException e) {
-            throw fail(e, "compileCuda " + name);
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(source, "source");
+            Objects.requireNonNull(compilerOptions, "options");
+            for (String o : compilerOptions) {
+                Objects.requireNonNull(o, "options element");
+            }
+            try {
+                return driver.compileToPtx(name, source, compilerOptions.clone());
+            } catch (GpuException e) {
+                throw fail(e, "compileCuda " + name);
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public void setMaxDynamicSharedMemory(KernelHandle kernel, int bytes) {
-        latch.check("setMaxDynamicSharedMemory");
-        long f = liveFunction(kernel, "setMaxDynamicSharedMemory");
-        Checks.size(bytes, "bytes", "setMaxDynamicSharedMemory");
+        int gt = gate.enter("setMaxDynamicSharedMemory");
         try {
-            driver.funcSetMaxDynamicSharedMemory(f, bytes);
-        } catch (GpuException e) {
-            throw fail(e, "setMaxDynamicSharedMemory " + trace.nameOf(f) + " " + bytes + " B");
+            long f = liveFunction(kernel, "setMaxDynamicSharedMemory");
+            Checks.size(bytes, "bytes", "setMaxDynamicSharedMemory");
+            try {
+                driver.funcSetMaxDynamicSharedMemory(f, bytes);
+            } catch (GpuException e) {
+                throw fail(e, "setMaxDynamicSharedMemory " + trace.nameOf(kernel.value()) + " " + bytes + " B");
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public void launch(KernelHandle kernel, LaunchConfig config, Stream stream, KernelArgs args) {
-        latch.check("launch");
-        long func = liveFunction(kernel, "launch");
-        Objects.requireNonNull(config, "config");
-        long st = liveStream(stream, "launch");
-        if (Objects.requireNonNull(args, "args").isClosed()) {
-            throw new IllegalStateException("launch: KernelArgs is closed");
-        }
-        long t0 = timingOn ? timing.begin() : 0;
+        int gt = gate.enter("launch");
         try {
-            driver.launchKernel(func, config, st, args);
-        } catch (GpuException e) {
-            throw launchFailed(e, func, "");
+            long raw = liveFunction(kernel, "launch");
+            long func = kernel.value();
+            Objects.requireNonNull(config, "config");
+            long st = liveStream(stream, "launch");
+            if (Objects.requireNonNull(args, "args").isClosed()) {
+                throw new IllegalStateException("launch: KernelArgs is closed");
+            }
+            if (checkPointers) {
+                checkPointerArgs(func, args);
+            }
+            long t0 = timingOn ? timing.begin() : 0;
+            try {
+                driver.launchKernel(raw, config, st, args);
+            } catch (GpuException e) {
+                throw launchFailed(e, func, "");
+            }
+            if (trace.on()) {
+                recordLaunch(func, config, args);
+            }
+            counters.launch();
+            if (debugSync || t0 != 0) {
+                syncAfterLaunch(func, st, t0);
+            }
+            Jfr.launch(trace, func, config, stream.handle());
+        } finally {
+            gate.leave(gt);
         }
-        if (trace.on()) {
-            recordLaunch(func, config, args);
+    }
+
+    /** The {@code checkPointers} mode: every pointer argument must lie in live memory of this runtime (null passes). */
+    private void checkPointerArgs(long func, KernelArgs args) {
+        for (int i = 0, n = args.count(); i < n; i++) {
+            if (args.kind(i) != KernelArgs.Kind.PTR) {
+                continue;
+            }
+            long p = args.getLong(i);
+            if (p != 0 && !inLiveMemory(p, 1)) {
+                throw new GpuException(CudaError.INVALID_VALUE, "launch", trace.nameOf(func) + ": argument " + i
+                        + " (pointer 0x" + Long.toHexString(p) + ") is not in live memory: " + explainRange(p, 1)
+                        + "; nothing was launched (checkPointers is on)");
+            }
         }
-        counters.launch();
-        if (debugSync || t0 != 0) {
-            syncAfterLaunch(func, st, t0);
-        }
-        Jfr.launch(trace, func, config, st);
     }
 
     private void recordLaunch(long func, LaunchConfig c, KernelArgs args) {
@@ -959,8 +1154,12 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public Stream defaultStream() {
-        latch.check("defaultStream");
-        return Stream.DEFAULT;
+        int gt = gate.enter("defaultStream");
+        try {
+            return Stream.DEFAULT;
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     @Override
@@ -970,68 +1169,90 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public Stream createStream(boolean nonBlocking) {
-        latch.check("createStream");
-        long s;
+        int gt = gate.enter("createStream");
         try {
-            s = driver.streamCreate(nonBlocking ? 1 : 0);
-        } catch (GpuException e) {
-            throw fail(e, "createStream");
+            long s;
+            try {
+                s = driver.streamCreate(nonBlocking ? 1 : 0);
+            } catch (GpuException e) {
+                throw fail(e, "createStream");
+            }
+            return new Stream(streams.add(s, null));
+        } finally {
+            gate.leave(gt);
         }
-        handles.addStream(s);
-        return new Stream(s);
     }
 
     @Override
     public void destroyStream(Stream stream) {
-        latch.check("destroyStream");
-        long s = Objects.requireNonNull(stream, "stream").handle();
-        if (!handles.removeStream(s)) {
-            throw new GpuException(CudaError.INVALID_HANDLE, "destroyStream", stream
-                    + (s == 0 || s == 1 || s == 2 ? " is a default stream, which cannot be destroyed"
-                    : " was not created by this runtime or is already destroyed"));
-        }
+        int gt = gate.enterReleaser("destroyStream");
         try {
-            driver.streamDestroy(s);
-        } catch (GpuException e) {
-            if (!e.error().isTeardown()) {
-                throw fail(e, "destroyStream " + stream);
+            long id = Objects.requireNonNull(stream, "stream").handle();
+            HandleTable.Slot slot = streams.remove(id);
+            if (slot == null) {
+                throw new GpuException(CudaError.INVALID_HANDLE, "destroyStream", stream
+                        + (id == 0 || id == 1 || id == 2 ? " is a default stream, which cannot be destroyed"
+                        : " was not created by this runtime or is already destroyed"));
             }
+            // Calls that found the stream live before it left the table finish first.
+            gate.awaitGrace();
+            try {
+                driver.streamDestroy(slot.raw());
+            } catch (GpuException e) {
+                if (!e.error().isTeardown()) {
+                    throw fail(e, "destroyStream " + stream);
+                }
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public void synchronize(Stream stream) {
-        latch.check("synchronize");
-        long s = liveStream(stream, "synchronize");
-        counters.streamSync();
+        int gt = gate.enter("synchronize");
         try {
-            driver.streamSynchronize(s);
-        } catch (GpuException e) {
-            throw fail(e, "synchronize " + stream);
+            long s = liveStream(stream, "synchronize");
+            counters.streamSync();
+            try {
+                driver.streamSynchronize(s);
+            } catch (GpuException e) {
+                throw fail(e, "synchronize " + stream);
+            }
+            Jfr.sync("stream", s);
+        } finally {
+            gate.leave(gt);
         }
-        Jfr.sync("stream", s);
     }
 
     @Override
     public void synchronize() {
-        latch.check("synchronize");
-        counters.streamSync();
+        int gt = gate.enter("synchronize");
         try {
-            driver.ctxSynchronize();
-        } catch (GpuException e) {
-            throw fail(e, "synchronize (context)");
+            counters.streamSync();
+            try {
+                driver.ctxSynchronize();
+            } catch (GpuException e) {
+                throw fail(e, "synchronize (context)");
+            }
+            Jfr.sync("context", 0);
+        } finally {
+            gate.leave(gt);
         }
-        Jfr.sync("context", 0);
     }
 
     @Override
     public boolean streamQuery(Stream stream) {
-        latch.check("streamQuery");
-        long s = liveStream(stream, "streamQuery");
+        int gt = gate.enter("streamQuery");
         try {
-            return driver.streamQuery(s);
-        } catch (GpuException e) {
-            throw fail(e, "streamQuery " + stream);
+            long s = liveStream(stream, "streamQuery");
+            try {
+                return driver.streamQuery(s);
+            } catch (GpuException e) {
+                throw fail(e, "streamQuery " + stream);
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
@@ -1042,91 +1263,119 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public Event createEvent(int flags) {
-        latch.check("createEvent");
-        long ev;
+        int gt = gate.enter("createEvent");
         try {
-            ev = driver.eventCreate(flags);
-        } catch (GpuException e) {
-            throw fail(e, "createEvent flags=" + flags);
+            long ev;
+            try {
+                ev = driver.eventCreate(flags);
+            } catch (GpuException e) {
+                throw fail(e, "createEvent flags=" + flags);
+            }
+            return new Event(events.add(ev, null));
+        } finally {
+            gate.leave(gt);
         }
-        handles.addEvent(ev);
-        return new Event(ev);
     }
 
     @Override
     public void recordEvent(Event event, Stream stream) {
-        latch.check("recordEvent");
-        long ev = liveEvent(event, "event", "recordEvent");
-        long s = liveStream(stream, "recordEvent");
+        int gt = gate.enter("recordEvent");
         try {
-            driver.eventRecord(ev, s);
-        } catch (GpuException e) {
-            throw fail(e, "recordEvent " + event + " on " + stream);
+            long ev = liveEvent(event, "event", "recordEvent");
+            long s = liveStream(stream, "recordEvent");
+            try {
+                driver.eventRecord(ev, s);
+            } catch (GpuException e) {
+                throw fail(e, "recordEvent " + event + " on " + stream);
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public void streamWaitEvent(Stream stream, Event event) {
-        latch.check("streamWaitEvent");
-        long s = liveStream(stream, "streamWaitEvent");
-        long ev = liveEvent(event, "event", "streamWaitEvent");
+        int gt = gate.enter("streamWaitEvent");
         try {
-            driver.streamWaitEvent(s, ev, 0);
-        } catch (GpuException e) {
-            throw fail(e, "streamWaitEvent " + stream + " on " + event);
+            long s = liveStream(stream, "streamWaitEvent");
+            long ev = liveEvent(event, "event", "streamWaitEvent");
+            try {
+                driver.streamWaitEvent(s, ev, 0);
+            } catch (GpuException e) {
+                throw fail(e, "streamWaitEvent " + stream + " on " + event);
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public void eventSynchronize(Event event) {
-        latch.check("eventSynchronize");
-        long ev = liveEvent(event, "event", "eventSynchronize");
-        counters.streamSync();
+        int gt = gate.enter("eventSynchronize");
         try {
-            driver.eventSynchronize(ev);
-        } catch (GpuException e) {
-            throw fail(e, "eventSynchronize " + event);
+            long ev = liveEvent(event, "event", "eventSynchronize");
+            counters.streamSync();
+            try {
+                driver.eventSynchronize(ev);
+            } catch (GpuException e) {
+                throw fail(e, "eventSynchronize " + event);
+            }
+            Jfr.sync("event", ev);
+        } finally {
+            gate.leave(gt);
         }
-        Jfr.sync("event", ev);
     }
 
     @Override
     public boolean eventQuery(Event event) {
-        latch.check("eventQuery");
-        long ev = liveEvent(event, "event", "eventQuery");
+        int gt = gate.enter("eventQuery");
         try {
-            return driver.eventQuery(ev);
-        } catch (GpuException e) {
-            throw fail(e, "eventQuery " + event);
+            long ev = liveEvent(event, "event", "eventQuery");
+            try {
+                return driver.eventQuery(ev);
+            } catch (GpuException e) {
+                throw fail(e, "eventQuery " + event);
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public float elapsedMillis(Event start, Event end) {
-        latch.check("elapsedMillis");
-        long a = liveEvent(start, "start", "elapsedMillis");
-        long b = liveEvent(end, "end", "elapsedMillis");
+        int gt = gate.enter("elapsedMillis");
         try {
-            return driver.eventElapsedTime(a, b);
-        } catch (GpuException e) {
-            throw fail(e, "elapsedMillis " + start + " -> " + end);
+            long a = liveEvent(start, "start", "elapsedMillis");
+            long b = liveEvent(end, "end", "elapsedMillis");
+            try {
+                return driver.eventElapsedTime(a, b);
+            } catch (GpuException e) {
+                throw fail(e, "elapsedMillis " + start + " -> " + end);
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public void destroyEvent(Event event) {
-        latch.check("destroyEvent");
-        long ev = Objects.requireNonNull(event, "event").handle();
-        if (!handles.removeEvent(ev)) {
-            throw new GpuException(CudaError.INVALID_HANDLE, "destroyEvent",
-                    event + " was not created by this runtime or is already destroyed");
-        }
+        int gt = gate.enterReleaser("destroyEvent");
         try {
-            driver.eventDestroy(ev);
-        } catch (GpuException e) {
-            if (!e.error().isTeardown()) {
-                throw fail(e, "destroyEvent " + event);
+            HandleTable.Slot slot = events.remove(Objects.requireNonNull(event, "event").handle());
+            if (slot == null) {
+                throw new GpuException(CudaError.INVALID_HANDLE, "destroyEvent",
+                        event + " was not created by this runtime or is already destroyed");
             }
+            gate.awaitGrace();
+            try {
+                driver.eventDestroy(slot.raw());
+            } catch (GpuException e) {
+                if (!e.error().isTeardown()) {
+                    throw fail(e, "destroyEvent " + event);
+                }
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
@@ -1139,65 +1388,81 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public void beginCapture(Stream stream, CaptureMode mode) {
-        latch.check("beginCapture");
-        long s = liveStream(stream, "beginCapture");
-        Objects.requireNonNull(mode, "mode");
+        int gt = gate.enter("beginCapture");
         try {
-            driver.streamBeginCapture(s, mode.code());
-        } catch (GpuException e) {
-            throw fail(e, "beginCapture " + stream + " " + mode);
+            long s = liveStream(stream, "beginCapture");
+            Objects.requireNonNull(mode, "mode");
+            try {
+                driver.streamBeginCapture(s, mode.code());
+            } catch (GpuException e) {
+                throw fail(e, "beginCapture " + stream + " " + mode);
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public GraphHandle endCapture(Stream stream) {
-        latch.check("endCapture");
-        long s = liveStream(stream, "endCapture");
-        long graph;
+        int gt = gate.enter("endCapture");
         try {
-            graph = driver.streamEndCapture(s);
-        } catch (GpuException e) {
-            throw fail(e, "endCapture " + stream);
-        }
-        long exec;
-        try {
-            exec = driver.graphInstantiate(graph);
-        } catch (GpuException e) {
-            RuntimeException r = fail(e, "endCapture " + stream + " (instantiate)");
+            long s = liveStream(stream, "endCapture");
+            long graph;
             try {
-                driver.graphDestroy(graph);
-            } catch (RuntimeException suppressed) {
-                r.addSuppressed(suppressed);
+                graph = driver.streamEndCapture(s);
+            } catch (GpuException e) {
+                throw fail(e, "endCapture " + stream);
             }
-            throw r;
+            long exec;
+            try {
+                exec = driver.graphInstantiate(graph);
+            } catch (GpuException e) {
+                RuntimeException r = fail(e, "endCapture " + stream + " (instantiate)");
+                try {
+                    driver.graphDestroy(graph);
+                } catch (RuntimeException suppressed) {
+                    r.addSuppressed(suppressed);
+                }
+                throw r;
+            }
+            return new GraphHandle(graphs.add(exec, graph));
+        } finally {
+            gate.leave(gt);
         }
-        return new GraphHandle(handles.addGraph(graph, exec));
     }
 
     @Override
     public void abortCaptureIfActive(Stream stream) {
-        latch.check("abortCaptureIfActive");
-        long s = liveStream(stream, "abortCaptureIfActive");
-        if (!isCapturing(s, "abortCaptureIfActive")) {
-            return;
-        }
+        int gt = gate.enter("abortCaptureIfActive");
         try {
-            long graph = driver.streamEndCapture(s);
-            if (graph != 0) {
-                driver.graphDestroy(graph);
+            long s = liveStream(stream, "abortCaptureIfActive");
+            if (!isCapturing(s, "abortCaptureIfActive")) {
+                return;
             }
-        } catch (GpuException e) {
-            // Capture errors are what this call exists to swallow; a sticky one is still latched.
-            fail(e, "abortCaptureIfActive " + stream);
-            LOG.log(System.Logger.Level.DEBUG, "metrale-gpu: abortCaptureIfActive " + stream + ": " + e.getMessage());
+            try {
+                long graph = driver.streamEndCapture(s);
+                if (graph != 0) {
+                    driver.graphDestroy(graph);
+                }
+            } catch (GpuException e) {
+                // Capture errors are what this call exists to swallow; a sticky one is still latched.
+                fail(e, "abortCaptureIfActive " + stream);
+                LOG.log(System.Logger.Level.DEBUG, "metrale-gpu: abortCaptureIfActive " + stream + ": " + e.getMessage());
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public boolean streamIsCapturing(Stream stream) {
-        latch.check("streamIsCapturing");
-        long s = liveStream(stream, "streamIsCapturing");
-        return isCapturing(s, "streamIsCapturing");
+        int gt = gate.enter("streamIsCapturing");
+        try {
+            long s = liveStream(stream, "streamIsCapturing");
+            return isCapturing(s, "streamIsCapturing");
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     /** False under a driver without the query; a failed query counts as capturing (its fault is still latched). */
@@ -1227,60 +1492,74 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public CaptureStatus captureStatus(Stream stream) {
-        latch.check("captureStatus");
-        long s = liveStream(stream, "captureStatus");
-        if (!driver.supportsCaptureQuery()) {
-            throw new GpuException(CudaError.NOT_SUPPORTED, "captureStatus",
-                    "the " + driver.name() + " driver has no cuStreamIsCapturing");
-        }
+        int gt = gate.enter("captureStatus");
         try {
-            return CaptureStatus.of(driver.streamIsCapturing(s));
-        } catch (GpuException e) {
-            throw fail(e, "captureStatus " + stream);
+            long s = liveStream(stream, "captureStatus");
+            if (!driver.supportsCaptureQuery()) {
+                throw new GpuException(CudaError.NOT_SUPPORTED, "captureStatus",
+                        "the " + driver.name() + " driver has no cuStreamIsCapturing");
+            }
+            try {
+                return CaptureStatus.of(driver.streamIsCapturing(s));
+            } catch (GpuException e) {
+                throw fail(e, "captureStatus " + stream);
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public void launchGraph(GraphHandle graph, Stream stream) {
-        latch.check("launchGraph");
-        long id = Objects.requireNonNull(graph, "graph").handle();
-        long s = liveStream(stream, "launchGraph");
-        Handles.Graph g = handles.graph(id);
-        if (g == null) {
-            throw new GpuException(CudaError.INVALID_HANDLE, "launchGraph",
-                    graph + " was not made by this runtime's endCapture or is already destroyed");
-        }
+        int gt = gate.enter("launchGraph");
         try {
-            driver.graphLaunch(g.exec(), s);
-        } catch (GpuException e) {
-            throw fail(e, "launchGraph " + graph + " on " + stream);
+            long id = Objects.requireNonNull(graph, "graph").handle();
+            long s = liveStream(stream, "launchGraph");
+            HandleTable.Slot g = graphs.get(id);
+            if (g == null) {
+                throw new GpuException(CudaError.INVALID_HANDLE, "launchGraph",
+                        graph + " was not made by this runtime's endCapture or is already destroyed");
+            }
+            try {
+                driver.graphLaunch(g.raw(), s);
+            } catch (GpuException e) {
+                throw fail(e, "launchGraph " + graph + " on " + stream);
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public void destroyGraph(GraphHandle graph) {
-        latch.check("destroyGraph");
-        long id = Objects.requireNonNull(graph, "graph").handle();
-        Handles.Graph g = handles.removeGraph(id);
-        if (g == null) {
-            throw new GpuException(CudaError.INVALID_HANDLE, "destroyGraph",
-                    graph + " was not made by this runtime's endCapture or is already destroyed");
-        }
-        GpuException first = null;
+        int gt = gate.enterReleaser("destroyGraph");
         try {
-            driver.graphExecDestroy(g.exec());
-        } catch (GpuException e) {
-            first = e.error().isTeardown() ? null : e;
-        }
-        try {
-            driver.graphDestroy(g.graph());
-        } catch (GpuException e) {
-            if (first == null && !e.error().isTeardown()) {
-                first = e;
+            long id = Objects.requireNonNull(graph, "graph").handle();
+            HandleTable.Slot g = graphs.remove(id);
+            if (g == null) {
+                throw new GpuException(CudaError.INVALID_HANDLE, "destroyGraph",
+                        graph + " was not made by this runtime's endCapture or is already destroyed");
             }
-        }
-        if (first != null) {
-            throw fail(first, "destroyGraph " + graph);
+            // A launch that found the graph live finishes its cuGraphLaunch first.
+            gate.awaitGrace();
+            GpuException first = null;
+            try {
+                driver.graphExecDestroy(g.raw());
+            } catch (GpuException e) {
+                first = e.error().isTeardown() ? null : e;
+            }
+            try {
+                driver.graphDestroy((Long) g.extra());
+            } catch (GpuException e) {
+                if (first == null && !e.error().isTeardown()) {
+                    first = e;
+                }
+            }
+            if (first != null) {
+                throw fail(first, "destroyGraph " + graph);
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
@@ -1288,20 +1567,32 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public long totalMemory() {
-        latch.check("totalMemory");
-        return info.totalMemory();
+        int gt = gate.enter("totalMemory");
+        try {
+            return info.totalMemory();
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     @Override
     public long freeMemory() {
-        latch.check("freeMemory");
-        return memInfo("freeMemory").free() + arenas.slackBytes();
+        int gt = gate.enter("freeMemory");
+        try {
+            return memInfo("freeMemory").free() + arenas.slackBytes();
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     @Override
     public long deviceFreeMemory() {
-        latch.check("deviceFreeMemory");
-        return memInfo("deviceFreeMemory").free();
+        int gt = gate.enter("deviceFreeMemory");
+        try {
+            return memInfo("deviceFreeMemory").free();
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     private MemInfo memInfo(String call) {
@@ -1314,102 +1605,151 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public int smCount() {
-        latch.check("smCount");
-        return info.smCount();
+        int gt = gate.enter("smCount");
+        try {
+            return info.smCount();
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     @Override
     public void bindToThread() {
-        latch.check("bindToThread");
+        int gt = gate.enter("bindToThread");
         try {
-            driver.bindToThread();
-        } catch (GpuException e) {
-            throw fail(e, "bindToThread");
+            try {
+                driver.bindToThread();
+            } catch (GpuException e) {
+                throw fail(e, "bindToThread");
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public boolean debugSyncKernels() {
-        latch.check("debugSyncKernels");
-        return debugSync;
+        int gt = gate.enter("debugSyncKernels");
+        try {
+            return debugSync;
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     // ---- pinned host memory ------------------------------------------------------------------------
 
     @Override
     public MemorySegment allocHostPinned(long bytes) {
-        latch.check("allocHostPinned");
-        Checks.size(bytes, "bytes", "allocHostPinned");
-        MemorySegment seg;
+        int gt = gate.enter("allocHostPinned");
         try {
-            seg = driver.memHostAlloc(bytes, HOST_DEVICEMAP);
-        } catch (GpuException e) {
-            throw fail(e, "allocHostPinned " + bytes + " B");
+            Checks.size(bytes, "bytes", "allocHostPinned");
+            MemorySegment seg;
+            try {
+                seg = driver.memHostAlloc(bytes, HOST_DEVICEMAP);
+            } catch (GpuException e) {
+                throw fail(e, "allocHostPinned " + bytes + " B");
+            }
+            if (seg.address() != 0) {
+                pinned.add(seg);
+            }
+            return seg;
+        } finally {
+            gate.leave(gt);
         }
-        if (seg.address() != 0) {
-            pinned.add(seg);
-        }
-        return seg;
     }
 
     @Override
     public void freeHostPinned(MemorySegment host) {
-        latch.check("freeHostPinned");
-        Objects.requireNonNull(host, "host");
-        if (host.address() == 0) {
-            return;
-        }
-        MemorySegment reg = pinned.remove(host);
-        if (reg == null) {
-            throw new GpuException(CudaError.INVALID_VALUE, "freeHostPinned", "host=0x" + Long.toHexString(host.address())
-                    + " is not the base of memory allocHostPinned returned, or is already freed; nothing was freed");
-        }
+        int gt = gate.enterReleaser("freeHostPinned");
         try {
-            driver.memFreeHost(reg);
-        } catch (GpuException e) {
-            if (!e.error().isTeardown()) {
-                throw fail(e, "freeHostPinned 0x" + Long.toHexString(host.address()));
+            Objects.requireNonNull(host, "host");
+            if (host.address() == 0) {
+                return;
             }
+            MemorySegment reg = pinned.remove(host);
+            if (reg == null) {
+                throw new GpuException(CudaError.INVALID_VALUE, "freeHostPinned", "host=0x" + Long.toHexString(host.address())
+                        + " is not the base of memory allocHostPinned returned, or is already freed; nothing was freed");
+            }
+            // Copies that found the range pinned before it left the registry finish first.
+            gate.awaitGrace();
+            try {
+                driver.memFreeHost(reg);
+            } catch (IllegalStateException e) {
+                // The segment's scope is held by a downcall of the application's own: nothing was freed.
+                pinned.add(reg);
+                throw new IllegalStateException("freeHostPinned 0x" + Long.toHexString(host.address())
+                        + ": the segment is in use by another thread; nothing was freed", e);
+            } catch (GpuException e) {
+                if (!e.error().isTeardown()) {
+                    throw fail(e, "freeHostPinned 0x" + Long.toHexString(host.address()));
+                }
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public DevicePtr hostPtrToDevice(MemorySegment host) {
-        latch.check("hostPtrToDevice");
-        Checks.alive(host, "host");
+        int gt = gate.enter("hostPtrToDevice");
         try {
-            return new DevicePtr(driver.memHostGetDevicePointer(host));
-        } catch (GpuException e) {
-            throw fail(e, "hostPtrToDevice 0x" + Long.toHexString(host.address()));
+            Checks.alive(host, "host");
+            try {
+                return new DevicePtr(driver.memHostGetDevicePointer(host));
+            } catch (GpuException e) {
+                throw fail(e, "hostPtrToDevice 0x" + Long.toHexString(host.address()));
+            }
+        } finally {
+            gate.leave(gt);
         }
     }
 
     @Override
     public boolean isPinned(MemorySegment host) {
-        latch.check("isPinned");
-        Objects.requireNonNull(host, "host");
-        return pinned.contains(host);
+        int gt = gate.enter("isPinned");
+        try {
+            Objects.requireNonNull(host, "host");
+            return pinned.contains(host);
+        } finally {
+            gate.leave(gt);
+        }
     }
 
     // ---- faults and teardown ----------------------------------------------------------------------
 
     @Override
     public Optional<StickyFaultException> fault() {
-        return latch.fault("fault");
+        return gate.fault("fault");
     }
 
     @Override
     public boolean isClosed() {
-        return latch.isClosed();
+        return gate.isClosed();
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Closing shuts the gate first, so every later call throws {@link IllegalStateException}
+     * naming this close, then waits up to {@value #CLOSE_WAIT_SECONDS} seconds for the calls
+     * already inside to return, and only then synchronizes the context and releases everything.
+     * If calls are still inside after that wait (a synchronize on a kernel that does not end, say),
+     * close returns and the last of them releases everything as it leaves.
+     */
     @Override
     public void close() {
-        FaultLatch.State before = latch.close();
-        if (before == FaultLatch.Closed.INSTANCE) {
-            return;
+        String site = CallSites.caller();
+        if (gate.close(this::release, TimeUnit.SECONDS.toNanos(CLOSE_WAIT_SECONDS), site) && !gate.released()) {
+            LOG.log(System.Logger.Level.WARNING, "metrale-gpu: close at " + site + ": " + gate.inFlight()
+                    + " call(s) still in flight after " + CLOSE_WAIT_SECONDS + " s; the last to return releases the runtime");
         }
-        boolean faulted = before instanceof FaultLatch.Latched;
+    }
+
+    /** Releases everything; runs once, after the last call in flight has left the closed gate. */
+    private void release() {
+        boolean faulted = gate.latched() != null;
         if (!faulted) {
             // Pending async copies may still write pinned memory or read buffers freed below.
             try {
@@ -1428,9 +1768,9 @@ public final class GpuRuntime implements Gpu {
             }
         }
         boolean quiet = faulted;
-        for (Handles.Graph g : handles.drainGraphs()) {
-            quietly("cuGraphExecDestroy", quiet, () -> driver.graphExecDestroy(g.exec()));
-            quietly("cuGraphDestroy", quiet, () -> driver.graphDestroy(g.graph()));
+        for (HandleTable.Slot g : graphs.drain()) {
+            quietly("cuGraphExecDestroy", quiet, () -> driver.graphExecDestroy(g.raw()));
+            quietly("cuGraphDestroy", quiet, () -> driver.graphDestroy((Long) g.extra()));
         }
         List<Ledger.Entry> leaks = ledger.drain("close");
         if (!leaks.isEmpty()) {
@@ -1451,48 +1791,93 @@ public final class GpuRuntime implements Gpu {
         for (MemorySegment seg : pinned.drain()) {
             quietly("cuMemFreeHost", quiet, () -> driver.memFreeHost(seg));
         }
-        for (long ev : handles.drainEvents()) {
-            quietly("cuEventDestroy_v2", quiet, () -> driver.eventDestroy(ev));
+        for (HandleTable.Slot ev : events.drain()) {
+            quietly("cuEventDestroy_v2", quiet, () -> driver.eventDestroy(ev.raw()));
         }
-        for (long s : handles.drainStreams()) {
-            quietly("cuStreamDestroy_v2", quiet, () -> driver.streamDestroy(s));
+        for (HandleTable.Slot st : streams.drain()) {
+            quietly("cuStreamDestroy_v2", quiet, () -> driver.streamDestroy(st.raw()));
         }
-        handles.clearFunctions();
-        for (long m : modules.drain()) {
+        for (long m : modules.drain(functions)) {
             quietly("cuModuleUnload", quiet, () -> driver.moduleUnload(m));
         }
         opCache.clear();
         quietly("closing the driver", quiet, driver::close);
     }
 
+    // ---- range checks ------------------------------------------------------------------------------------
+
+    /**
+     * Refuses a device range that is not inside live memory of this runtime before the driver sees
+     * it: the driver does not check every case (an async copy from a freed pointer is accepted
+     * silently on the H200), and the simulator's memory of another runtime must not be touched.
+     */
+    private void checkRange(long p, long bytes, String call, String param) {
+        if (bytes != 0 && !inLiveMemory(p, bytes)) {
+            throw new GpuException(CudaError.INVALID_VALUE, call, param + ": " + explainRange(p, bytes)
+                    + "; nothing was copied or set");
+        }
+    }
+
+    /** {@return whether {@code [p, p + bytes)} lies in one ledger allocation, arena chunk or mapped pinned range} */
+    private boolean inLiveMemory(long p, long bytes) {
+        return ledger.covers(p, bytes) || arenas.covers(p, bytes) || pinned.coversAddress(p, bytes);
+    }
+
+    private String explainRange(long p, long bytes) {
+        if (arenas.covers(p, 1)) {
+            return "[0x" + Long.toHexString(p) + ", +" + bytes + ") runs past the end of its arena chunk";
+        }
+        if (pinned.coversAddress(p, 1)) {
+            return "[0x" + Long.toHexString(p) + ", +" + bytes + ") runs past the end of its page-locked range";
+        }
+        return ledger.explainRange(p, bytes);
+    }
+
+    /** {@return the bytes a 2D copy spans from its start: {@code (height - 1) * pitch + width}} */
+    private static long span2D(long pitch, long width, long height) {
+        try {
+            return Math.addExact(Math.multiplyExact(height - 1, pitch), width);
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("copyD2D2DAsync(pitch=" + pitch + ", height=" + height
+                    + "): the span overflows");
+        }
+    }
+
     // ---- handle checks ---------------------------------------------------------------------------------
 
-    /** {@return the stream's handle} A destroyed or foreign stream is refused before the driver, which could crash on it. */
+    /**
+     * {@return the driver's handle of the stream} A destroyed stream, or one of another runtime,
+     * is refused before the driver, which could crash on it. O(1) and allocation-free.
+     */
     private long liveStream(Stream stream, String op) {
         long s = Objects.requireNonNull(stream, "stream").handle();
-        if (!handles.liveStream(s)) {
+        if (s >= 0 && s <= 2) {
+            return s;
+        }
+        HandleTable.Slot slot = streams.get(s);
+        if (slot == null) {
             throw deadHandle(op, stream + " is not a default stream nor one this runtime created and has not destroyed");
         }
-        return s;
+        return slot.raw();
     }
 
-    /** {@return the event's handle} A destroyed or foreign event is refused before the driver. */
+    /** {@return the driver's handle of the event} A destroyed or foreign event is refused before the driver. */
     private long liveEvent(Event event, String name, String op) {
-        long e = Objects.requireNonNull(event, name).handle();
-        if (!handles.liveEvent(e)) {
+        HandleTable.Slot slot = events.get(Objects.requireNonNull(event, name).handle());
+        if (slot == null) {
             throw deadHandle(op, name + " " + event + " was not created by this runtime or is already destroyed");
         }
-        return e;
+        return slot.raw();
     }
 
-    /** {@return the kernel's function handle} A handle no lookup returned, or of a replaced module, is refused. */
+    /** {@return the driver's function handle} A handle no lookup returned, or of a replaced module, is refused. */
     private long liveFunction(KernelHandle kernel, String op) {
-        long f = Objects.requireNonNull(kernel, "kernel").value();
-        if (!handles.liveFunction(f)) {
+        HandleTable.Slot slot = functions.get(Objects.requireNonNull(kernel, "kernel").value());
+        if (slot == null) {
             throw deadHandle(op, kernel + " was not returned by kernel(module, func) on this runtime, "
                     + "or its module was replaced or unloaded since");
         }
-        return f;
+        return slot.raw();
     }
 
     private static GpuException deadHandle(String op, String why) {

@@ -126,6 +126,54 @@ final class Ledger {
         }
     }
 
+    /**
+     * {@return whether {@code [p, p + bytes)} lies inside one live allocation, its red zone
+     * included} The red zone is memory of the allocation, so a host write into it reaches it and the
+     * scan names it, as a kernel's would. Allocates nothing.
+     */
+    boolean covers(long p, long bytes) {
+        synchronized (lock) {
+            Map.Entry<Long, Entry> f = live.floorEntry(p);
+            if (f == null) {
+                return false;
+            }
+            long size = f.getValue().allocation().bytes() + f.getValue().pad();
+            long off = p - f.getKey();
+            return Long.compareUnsigned(off, size) < 0 && Long.compareUnsigned(bytes, size - off) <= 0;
+        }
+    }
+
+    /**
+     * {@return why {@code [p, p + bytes)} is not inside one live allocation}: it runs past an
+     * allocation's end (into its red zone or beyond), starts in a red zone, lies in freed memory
+     * (naming where it was freed), or is in no memory of this runtime (naming the nearest allocation).
+     */
+    String explainRange(long p, long bytes) {
+        String range = "[0x" + Long.toHexString(p) + ", +" + bytes + ")";
+        synchronized (lock) {
+            Map.Entry<Long, Entry> floor = live.floorEntry(p);
+            if (floor != null) {
+                Entry e = floor.getValue();
+                long off = p - e.base();
+                long size = e.allocation().bytes();
+                if (Long.compareUnsigned(off, size + e.pad()) < 0) {
+                    long over = bytes - (size - off);
+                    return range + " starts at +" + off + " in " + e.describe() + " but runs " + over
+                            + " byte(s) past its end" + (e.pad() > 0 ? " and past its " + e.pad() + "-byte red zone" : "");
+                }
+            }
+            for (Freed f : freed.values()) {
+                long off = p - f.entry().base();
+                if (Long.compareUnsigned(off, f.entry().allocation().bytes()) < 0) {
+                    return range + " lies in freed memory: it was " + f.entry().describe() + ", freed at " + f.freeSite();
+                }
+            }
+        }
+        Entry near = nearest(p);
+        return range + " is not in device memory this runtime allocated"
+                + (near == null ? " (it holds no allocation)" : "; the nearest allocation is " + near.describe());
+    }
+
     /** {@return the live entry whose range, pad included, holds {@code addr}, or the nearest one; {@code null} when empty} */
     Entry nearest(long addr) {
         synchronized (lock) {

@@ -45,6 +45,21 @@ final class PinnedRegistry {
         return Long.compareUnsigned(a - base, size) <= 0 && Long.compareUnsigned(seg.byteSize(), size - (a - base)) <= 0;
     }
 
+    /**
+     * {@return whether {@code [p, p + bytes)}, as a device address, lies inside one registered
+     * range} Under unified addressing, mapped page-locked memory has the same device address as
+     * host address.
+     */
+    boolean coversAddress(long p, long bytes) {
+        Map.Entry<Long, MemorySegment> e = ranges.floorEntry(p);
+        if (e == null) {
+            return false;
+        }
+        long off = p - e.getKey();
+        long size = e.getValue().byteSize();
+        return Long.compareUnsigned(off, size) < 0 && Long.compareUnsigned(bytes, size - off) <= 0;
+    }
+
     /** Removes every range. {@return their segments} */
     List<MemorySegment> drain() {
         List<MemorySegment> out = List.copyOf(ranges.values());

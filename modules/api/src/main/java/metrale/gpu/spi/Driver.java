@@ -70,14 +70,18 @@ public interface Driver extends AutoCloseable {
      *
      * @param bytes the size; 0 gives a {@code NULL} segment
      * @param flags {@code PORTABLE} 1, {@code DEVICEMAP} 2, {@code WRITECOMBINED} 4; other bits are {@code INVALID_VALUE}
-     * @return the memory, exactly {@code bytes} long, valid until {@link #memFreeHost}
+     * @return the memory, exactly {@code bytes} long, in a shared scope of its own that
+     *         {@link #memFreeHost} ends: an access after the free throws {@link IllegalStateException}
+     *         instead of touching freed page-locked memory
      */
     MemorySegment memHostAlloc(long bytes, int flags);
 
     /**
      * {@code cuMemFreeHost}: NULL is a no-op; anything but a base address from {@link #memHostAlloc} is {@code INVALID_VALUE}.
+     * Ends the segment's scope before the memory is freed.
      *
      * @param host the segment {@link #memHostAlloc} returned
+     * @throws IllegalStateException if the scope cannot end because a downcall holds it; nothing is freed
      */
     void memFreeHost(MemorySegment host);
 

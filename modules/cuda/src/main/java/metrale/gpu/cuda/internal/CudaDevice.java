@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import metrale.gpu.CudaError;
 import metrale.gpu.DeviceInfo;
 import metrale.gpu.GpuException;
@@ -42,6 +43,7 @@ public final class CudaDevice implements Driver {
     private final long ctx;
     private final DeviceInfo info;
     private final ParamSizes params = new ParamSizes();
+    private final ConcurrentHashMap<Long, Arena> pinnedScopes = new ConcurrentHashMap<>();
     private volatile boolean closed;
     private volatile GpuException closeFailure;
 
@@ -178,8 +180,14 @@ public final class CudaDevice implements Driver {
     public MemorySegment memHostAlloc(long bytes, int flags) {
         bind("cuMemHostAlloc");
         long p = CudaLib.memHostAlloc(bytes, flags);
-        // The core owns the lifetime (until memFreeHost); the segment only carries address and size.
-        return p == 0 ? MemorySegment.NULL : MemorySegment.ofAddress(p).reinterpret(bytes);
+        if (p == 0) {
+            return MemorySegment.NULL;
+        }
+        // A shared scope of its own, ended by memFreeHost before cuMemFreeHost: a later access
+        // throws instead of writing freed page-locked memory, which crashes the JVM.
+        Arena scope = Arena.ofShared();
+        pinnedScopes.put(p, scope);
+        return MemorySegment.ofAddress(p).reinterpret(bytes, scope, null);
     }
 
     @Override
@@ -187,6 +195,15 @@ public final class CudaDevice implements Driver {
         bind("cuMemFreeHost");
         if (!host.isNative()) {
             throw invalid("cuMemFreeHost", "p is a heap segment, not page-locked memory from cuMemHostAlloc");
+        }
+        Arena scope = pinnedScopes.remove(host.address());
+        if (scope != null) {
+            try {
+                scope.close();
+            } catch (IllegalStateException e) {
+                pinnedScopes.put(host.address(), scope);
+                throw e;
+            }
         }
         CudaLib.memFreeHost(host.address());
     }
