@@ -48,6 +48,10 @@ import org.openjdk.jmh.annotations.TearDown;
  *   <li>{@code alloc}: batches of {@value #ALLOCS} 1 MiB alloc+free pairs, bare
  *       ({@code bareNs}), through the ledger with call sites ({@code offNs}), and through the ledger
  *       without call sites ({@code traceNs}, reused for that third variant).</li>
+ *   <li>{@code copy}: batches of {@value #COPIES} synchronous {@value #COPY_BYTES}-byte copies
+ *       host to device and as many device to host, between page-locked host memory and a ledger
+ *       allocation: bare {@code cuMemcpyHtoD_v2}/{@code cuMemcpyDtoH_v2} ({@code bareNs}) and
+ *       {@code gpu.copyH2D}/{@code gpu.copyD2H} with their range checks ({@code offNs}).</li>
  * </ul>
  *
  * <p>Run: {@code java --enable-native-access=ALL-UNNAMED -jar benchmarks.jar PairedBench -f 2}.
@@ -64,6 +68,10 @@ public class PairedBench extends CudaBench {
     public static final int ALLOCS = 16;
     /** Bytes per allocation. */
     public static final long ALLOC_BYTES = 1 << 20;
+    /** Copies per batch, each way. */
+    public static final int COPIES = 32;
+    /** Bytes per copy. */
+    public static final long COPY_BYTES = 4096;
 
     /** Which kernel {@code launch} uses: {@code empty} or {@code axpy4}. */
     @Param({"empty", "axpy4"})
@@ -114,6 +122,8 @@ public class PairedBench extends CudaBench {
     private int bx;
     private long st;
     private MemorySegment table;
+    private MemorySegment pinnedHost;
+    private metrale.gpu.DevicePtr copyDst;
     private int round;
 
     /** Creates the state; JMH calls it. */
@@ -148,6 +158,8 @@ public class PairedBench extends CudaBench {
         gpu.launch(fn, config, stream, args);
         Bare.launchKernel(func, gx, 1, 1, bx, 1, 1, 0, st, table);
         Bare.ctxSynchronize();
+        pinnedHost = gpu.allocHostPinned(COPY_BYTES);
+        copyDst = gpu.alloc(COPY_BYTES);
     }
 
     /** Releases everything. */
@@ -158,6 +170,8 @@ public class PairedBench extends CudaBench {
             gpu.destroyGraph(graph);
             Bare.destroyGraph(bareGraph);
             bare.close();
+            gpu.free(copyDst);
+            gpu.freeHostPinned(pinnedHost);
             launchArgs.close();
             gpu.destroyStream(stream);
             gpu.close();
@@ -299,5 +313,41 @@ public class PairedBench extends CudaBench {
             }
         }
         n.ops += ALLOCS;
+    }
+
+    private long bareCopies() {
+        long d = copyDst.address();
+        long t0 = System.nanoTime();
+        for (int i = 0; i < COPIES; i++) {
+            Bare.memcpyHtoD(d, pinnedHost, COPY_BYTES);
+            Bare.memcpyDtoH(pinnedHost, d, COPY_BYTES);
+        }
+        return System.nanoTime() - t0;
+    }
+
+    private long runtimeCopies() {
+        long t0 = System.nanoTime();
+        for (int i = 0; i < COPIES; i++) {
+            gpu.copyH2D(pinnedHost, copyDst);
+            gpu.copyD2H(copyDst, pinnedHost);
+        }
+        return System.nanoTime() - t0;
+    }
+
+    /**
+     * One batch of each copy variant, alternating which goes first.
+     *
+     * @param n the counters
+     */
+    @Benchmark
+    public void copy(Nanos n) {
+        if ((round++ & 1) == 0) {
+            n.bareNs += bareCopies();
+            n.offNs += runtimeCopies();
+        } else {
+            n.offNs += runtimeCopies();
+            n.bareNs += bareCopies();
+        }
+        n.ops += 2L * COPIES;
     }
 }

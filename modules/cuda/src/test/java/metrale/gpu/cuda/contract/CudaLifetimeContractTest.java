@@ -1,0 +1,21 @@
+package metrale.gpu.cuda.contract;
+
+import metrale.gpu.Gpu;
+import metrale.gpu.GpuBuilder;
+import metrale.gpu.contract.LifetimeContract;
+import metrale.gpu.cuda.RequiresCuda;
+
+/** {@link LifetimeContract} on the CUDA backend, with the contract kernels' PTX. */
+@RequiresCuda
+class CudaLifetimeContractTest extends LifetimeContract {
+
+    @Override
+    protected GpuBuilder builder() {
+        return Gpu.builder().backend("cuda");
+    }
+
+    @Override
+    protected void prepareKernels(Gpu gpu) {
+        loadContractModule(gpu);
+    }
+}
