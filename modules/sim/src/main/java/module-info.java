@@ -2,11 +2,12 @@
  * The metrale-gpu simulator: a CPU backend that keeps the CUDA driver's rules, so host code that
  * drives a GPU is tested without one.
  *
- * <p><b>Exports.</b> {@code metrale.gpu.sim}: {@link metrale.gpu.sim.SimDevice} (reached from an app
- * with {@code gpu.unwrap(SimDevice.class)} for fault injection and the schedule seed) and the kernel
- * model apps write Java twins against ({@link metrale.gpu.sim.SimKernels},
- * {@link metrale.gpu.sim.SimKernel}, {@link metrale.gpu.sim.SimLaunch} and its views). The
- * implementation classes in that package are package-private.
+ * <p><b>Exports.</b> {@code metrale.gpu.sim}: {@link metrale.gpu.sim.SimControls} (reached from an
+ * app with {@code gpu.unwrap(SimControls.class)} for fault injection, the schedule seed and the
+ * capacity) and the kernel model apps write Java twins against ({@link metrale.gpu.sim.SimKernels},
+ * {@link metrale.gpu.sim.SimKernel}, {@link metrale.gpu.sim.SimLaunch} and its views). The driver
+ * and its parts live in the non-exported {@code metrale.gpu.sim.internal}, so an application cannot
+ * allocate behind the runtime's ledger.
  *
  * <p><b>Provides</b> {@link metrale.gpu.spi.BackendProvider} as
  * {@link metrale.gpu.sim.SimBackendProvider}: name {@code sim}, priority 0, always available. It is

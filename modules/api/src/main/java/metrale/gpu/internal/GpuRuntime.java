@@ -309,7 +309,7 @@ public final class GpuRuntime implements Gpu {
     public <T> Optional<T> unwrap(Class<T> type) {
         latch.check("unwrap");
         Objects.requireNonNull(type, "type");
-        return type.isInstance(driver) ? Optional.of(type.cast(driver)) : Optional.empty();
+        return driver.controls(type);
     }
 
     // ---- memory and the ledger ---------------------------------------------------------------------

@@ -3,6 +3,7 @@ package metrale.gpu.sim;
 import java.util.function.Consumer;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.internal.SimDevice;
 import metrale.gpu.spi.DriverConfig;
 
 /**

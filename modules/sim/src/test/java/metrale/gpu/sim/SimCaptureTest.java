@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import metrale.gpu.CudaError;
 import metrale.gpu.GpuException;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.internal.SimDevice;
 import org.junit.jupiter.api.Test;
 
 /** The stream-capture table of CUDA_SEMANTICS.md section 3, row by row. */

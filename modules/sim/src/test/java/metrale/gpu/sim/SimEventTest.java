@@ -4,6 +4,7 @@ import static metrale.gpu.sim.SimTestSupport.fails;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import metrale.gpu.CudaError;
+import metrale.gpu.sim.internal.SimDevice;
 import org.junit.jupiter.api.Test;
 
 class SimEventTest {

@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import metrale.gpu.CudaError;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.internal.SimDevice;
 import org.junit.jupiter.api.Test;
 
 /** Sticky faults and fault injection. */

@@ -8,6 +8,7 @@ import metrale.gpu.CudaError;
 import metrale.gpu.Dim3;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.internal.SimDevice;
 import org.junit.jupiter.api.Test;
 
 /** cuLaunchKernel's configuration checks and cuModule* rules. */

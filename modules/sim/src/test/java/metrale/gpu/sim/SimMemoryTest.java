@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Map;
 import metrale.gpu.CudaError;
+import metrale.gpu.sim.internal.SimDevice;
 import metrale.gpu.spi.DriverConfig;
 import metrale.gpu.spi.MemInfo;
 import org.junit.jupiter.api.Test;
@@ -32,7 +33,7 @@ class SimMemoryTest {
             long b = dev.memAlloc(1000);
             assertThat(a % 256).isZero();
             assertThat(b % 256).isZero();
-            assertThat(b - a).isGreaterThanOrEqualTo(DeviceMemory.GAP);
+            assertThat(b - a).isGreaterThanOrEqualTo(SimDevice.ADDRESS_GAP);
             dev.memFree(a);
             long c = dev.memAlloc(1);
             assertThat(c).isNotEqualTo(a);

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import metrale.gpu.CudaError;
 import metrale.gpu.GpuException;
+import metrale.gpu.sim.internal.SimDevice;
 import metrale.gpu.spi.DriverConfig;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.internal.SimDevice;
 import org.junit.jupiter.api.Test;
 
 class SimSmokeTest {

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import metrale.gpu.CudaError;
+import metrale.gpu.sim.internal.SimDevice;
 import metrale.gpu.spi.DriverConfig;
 import org.junit.jupiter.api.Test;
 

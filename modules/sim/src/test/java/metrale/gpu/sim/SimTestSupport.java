@@ -7,6 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import metrale.gpu.CudaError;
 import metrale.gpu.GpuException;
+import metrale.gpu.sim.internal.SimDevice;
 import org.assertj.core.api.AbstractThrowableAssert;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 

@@ -1,4 +1,6 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
+
+import metrale.gpu.sim.SimKernel;
 
 /** A function of a loaded module and the twin that runs it. */
 final class SimFunction {

@@ -1,4 +1,4 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeSet;
 import java.util.WeakHashMap;
 import java.util.concurrent.locks.ReentrantLock;
@@ -16,6 +17,10 @@ import metrale.gpu.Dim3;
 import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.SimControls;
+import metrale.gpu.sim.SimKernel;
+import metrale.gpu.sim.SimKernels;
+import metrale.gpu.sim.SimOptions;
 import metrale.gpu.spi.Driver;
 import metrale.gpu.spi.DriverConfig;
 import metrale.gpu.spi.MemInfo;
@@ -66,19 +71,21 @@ import metrale.gpu.spi.MemInfo;
 public final class SimDevice implements Driver {
 
     /** Option key: device memory in bytes. */
-    public static final String OPT_CAPACITY = "sim.capacity";
+    public static final String OPT_CAPACITY = SimOptions.CAPACITY;
     /** Option key: the schedule's seed. */
-    public static final String OPT_SEED = "sim.seed";
+    public static final String OPT_SEED = SimOptions.SEED;
     /** Option key: the SM count. */
-    public static final String OPT_SMS = "sim.sms";
+    public static final String OPT_SMS = SimOptions.SMS;
     /** Option key: the garbage byte new memory is filled with. */
-    public static final String OPT_FILL = "sim.fill";
+    public static final String OPT_FILL = SimOptions.FILL;
     /** Default device memory: 4 GiB. */
-    public static final long DEFAULT_CAPACITY = 4L << 30;
+    public static final long DEFAULT_CAPACITY = SimOptions.DEFAULT_CAPACITY;
     /** Default SM count, an H100/H200's. */
-    public static final int DEFAULT_SMS = 132;
+    public static final int DEFAULT_SMS = SimOptions.DEFAULT_SMS;
     /** Default garbage byte. */
-    public static final int DEFAULT_FILL = 0xAB;
+    public static final int DEFAULT_FILL = SimOptions.DEFAULT_FILL;
+    /** The unmapped gap after each fake device allocation, in bytes. */
+    public static final long ADDRESS_GAP = DeviceMemory.GAP;
     /** The most dynamic shared memory a function may opt in to, in bytes (sm_90). */
     public static final int MAX_SHARED_OPTIN = 232448;
 
@@ -107,6 +114,7 @@ public final class SimDevice implements Driver {
     private String stickyDetail;
     private CudaError syncFailure;
     private boolean closed;
+    private final SimControls controls = new Controls();
 
     /** Opens a simulated device with the default options. */
     public SimDevice() {
@@ -141,6 +149,58 @@ public final class SimDevice implements Driver {
     }
 
     // ---- simulator controls and fault injection -----------------------------------------------
+
+    /**
+     * {@return {@link SimControls} when asked for it} The controls are a separate object that only
+     * delegates to this device, so an application holding them cannot reach the driver.
+     */
+    @Override
+    public <T> Optional<T> controls(Class<T> type) {
+        return type.isInstance(controls) ? Optional.of(type.cast(controls)) : Optional.empty();
+    }
+
+    /** {@return this device's controls} */
+    public SimControls simControls() {
+        return controls;
+    }
+
+    /** The public face of the device: delegates, so it can never be cast to the driver. */
+    private final class Controls implements SimControls {
+        @Override
+        public void setCapacity(long bytes) {
+            SimDevice.this.setCapacity(bytes);
+        }
+
+        @Override
+        public void setScheduleSeed(long seed) {
+            SimDevice.this.setScheduleSeed(seed);
+        }
+
+        @Override
+        public void failAllocation(int nth) {
+            SimDevice.this.failAllocation(nth);
+        }
+
+        @Override
+        public void faultKernel(String module, String func) {
+            SimDevice.this.faultKernel(module, func);
+        }
+
+        @Override
+        public void failNextSync(CudaError error) {
+            SimDevice.this.failNextSync(error);
+        }
+
+        @Override
+        public int pendingOperations() {
+            return SimDevice.this.pendingOperations();
+        }
+
+        @Override
+        public String toString() {
+            return "SimControls of " + SimDevice.this;
+        }
+    }
 
     /**
      * Sets the device memory size, as {@code sim.capacity} does. Live allocations stay; if they
@@ -307,7 +367,7 @@ public final class SimDevice implements Driver {
     private long allocate(Alloc.Kind kind, long bytes, String op, String d) {
         allocAttempts++;
         if (failAt.remove(allocAttempts)) {
-            throw err(CudaError.OUT_OF_MEMORY, op, d + ": injected by SimDevice.failAllocation (device allocation #"
+            throw err(CudaError.OUT_OF_MEMORY, op, d + ": injected by SimControls.failAllocation (device allocation #"
                     + allocAttempts + "); free " + memory.free() + " of " + memory.capacity() + " bytes");
         }
         if (bytes < 0 || !memory.fits(bytes)) {
@@ -1172,7 +1232,7 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.NOT_FOUND, op, d + ": the module's PTX has no '.entry " + func + "' (entries: "
                         + new TreeSet<>(m.entries) + ")");
             }
-            SimKernel k = func.contains("::") ? null : SimKernels.lookup(m.name, func);
+            SimKernel k = func.contains("::") ? null : SimKernels.lookup(m.name, func).orElse(null);
             if (k == null) {
                 throw err(CudaError.NOT_FOUND, op, d + ": no SimKernel is registered for '" + m.name + "::" + func
                         + "'; register its Java twin with SimKernels.register(\"" + m.name + "\", \"" + func
@@ -1512,7 +1572,7 @@ public final class SimDevice implements Driver {
             CudaError e = syncFailure;
             syncFailure = null;
             sticky = e;
-            stickyDetail = e + " injected by SimDevice.failNextSync and reported by " + op + " of " + what;
+            stickyDetail = e + " injected by SimControls.failNextSync and reported by " + op + " of " + what;
             scheduler.discardAll();
             throw err(e, op, stickyDetail);
         }
