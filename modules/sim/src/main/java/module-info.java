@@ -25,6 +25,13 @@
  *     the device reports; default 132.</li>
  * <li>{@code sim.fill} ({@systemProperty metrale.sim.fill}, {@code METRALE_SIM_FILL}): the byte new
  *     memory is filled with, as CUDA does not zero it; default 171 (0xAB).</li>
+ * <li>{@code sim.process} ({@systemProperty metrale.sim.process}, {@code METRALE_SIM_PROCESS}):
+ *     {@code shared} (default), the JVM's one simulated process, where a sticky fault poisons every
+ *     simulator runtime of the process, open or opened later, as on a GPU; or {@code fresh}, a
+ *     simulated process of the runtime's own, which is what tests use.</li>
+ * <li>{@code sim.twins}, an object option ({@code GpuBuilder.backendOption(String, Object)} only):
+ *     a {@link metrale.gpu.sim.SimTwins} table the runtime looks twins up in before
+ *     {@link metrale.gpu.sim.SimKernels}.</li>
  * </ul>
  *
  * <p><b>Flags.</b> None: the simulator allocates native memory through {@code java.lang.foreign}

@@ -66,7 +66,7 @@ public final class SimKernels {
         return Optional.ofNullable(KERNELS.get(key(module, func)));
     }
 
-    private static String key(String module, String func) {
+    static String key(String module, String func) {
         checkName("module", module);
         checkName("func", func);
         return module + "::" + func;

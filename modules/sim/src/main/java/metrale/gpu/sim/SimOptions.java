@@ -15,6 +15,23 @@ public final class SimOptions {
     public static final String SMS = "sim.sms";
     /** The byte new memory is filled with, 0 to 255, as CUDA does not zero it; default {@value #DEFAULT_FILL}. */
     public static final String FILL = "sim.fill";
+    /**
+     * The simulated process the runtime lives in: {@value #PROCESS_SHARED} (the default: the one
+     * simulated process of the JVM, where a sticky fault poisons every simulator runtime opened
+     * afterwards, as on a GPU) or {@value #PROCESS_FRESH} (a simulated process of its own, which is
+     * what tests use).
+     */
+    public static final String PROCESS = "sim.process";
+    /** Value of {@link #PROCESS}: the JVM's one shared simulated process. */
+    public static final String PROCESS_SHARED = "shared";
+    /** Value of {@link #PROCESS}: a fresh simulated process for this runtime alone. */
+    public static final String PROCESS_FRESH = "fresh";
+    /**
+     * An object option: a {@link SimTwins} table the runtime looks twins up in first, before the
+     * process-wide {@link SimKernels}. Given only through {@code GpuBuilder.backendOption(String, Object)}.
+     */
+    public static final String TWINS = "sim.twins";
+
     /** Default device memory: 4 GiB. */
     public static final long DEFAULT_CAPACITY = 4L << 30;
     /** Default SM count, an H100/H200's. */

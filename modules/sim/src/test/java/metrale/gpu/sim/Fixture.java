@@ -113,7 +113,7 @@ final class Fixture implements AutoCloseable {
     }
 
     Fixture(DriverConfig config) {
-        dev = new SimDevice(config);
+        dev = new SimDevice(SimTestSupport.fresh(config));
         module = dev.moduleLoadData(MODULE, SimKernels.image(MODULE));
     }
 

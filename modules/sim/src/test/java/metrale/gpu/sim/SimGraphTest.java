@@ -100,7 +100,7 @@ class SimGraphTest {
 
     @Test
     void eventRecordsAddNoNodesAndAnEmptyCaptureIsAValidGraph() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long s = dev.streamCreate(0);
             long e = dev.eventCreate(0);
             dev.streamBeginCapture(s, 0);

@@ -21,6 +21,7 @@ import metrale.gpu.sim.SimControls;
 import metrale.gpu.sim.SimKernel;
 import metrale.gpu.sim.SimKernels;
 import metrale.gpu.sim.SimOptions;
+import metrale.gpu.sim.SimTwins;
 import metrale.gpu.spi.Driver;
 import metrale.gpu.spi.DriverConfig;
 import metrale.gpu.spi.MemInfo;
@@ -30,8 +31,9 @@ import metrale.gpu.spi.MemInfo;
  * 1 to 4): the same error codes for the same mistakes, work that runs as late as CUDA allows, stream
  * capture and graphs, and sticky faults. Kernels are Java twins registered with {@link SimKernels}.
  *
- * <p><b>Memory.</b> Device allocations live at fake addresses (from {@code 0xa000_0000_0000},
- * 256-byte aligned, never reused, with 64 KiB unmapped gaps), each backed by its own native segment
+ * <p><b>Memory.</b> Device allocations live at fake addresses (from {@code 0xa000_0000_0000} up, in
+ * one space for every simulated device of the JVM, 256-byte aligned, never reused, with 64 KiB
+ * unmapped gaps), each backed by its own native segment
  * filled with a garbage byte ({@code 0xAB} by default) because CUDA does not zero memory. Managed
  * memory and page-locked host memory live at their real native addresses (unified addressing), so
  * the host may touch managed memory through {@code MemorySegment.ofAddress(ptr).reinterpret(n)} and
@@ -57,12 +59,20 @@ import metrale.gpu.spi.MemInfo;
  * <li>{@code sim.sms}: the SM count {@link #deviceInfo()} reports; default {@value #DEFAULT_SMS}.</li>
  * <li>{@code sim.fill}: the byte new device, managed and page-locked memory is filled with, 0 to 255;
  *     default {@value #DEFAULT_FILL} ({@code 0xAB}).</li>
+ * <li>{@code sim.process}: {@code shared} (default) or {@code fresh}, the simulated process (see Faults).</li>
+ * <li>{@code sim.twins} (an object): a {@link SimTwins} table looked in before {@link SimKernels}.</li>
  * </ul>
  *
  * <p><b>Faults.</b> A sticky fault (a bad kernel access, an injected fault) makes every later
  * memory, stream, event, module, launch and synchronize call fail with the same error; as on CUDA
- * there is no reset: close this device and open another. {@link #failAllocation}, {@link
- * #faultKernel} and {@link #failNextSync} inject faults for testing recovery paths.
+ * there is no reset. It also poisons the device's simulated process: every other device of that
+ * process fails from its next call, and opening a device in it fails, as a new CUDA context does
+ * after a sticky fault. The default process is the JVM's one shared simulated process; tests open
+ * with {@code sim.process=fresh}. {@link #failAllocation}, {@link #faultKernel} and
+ * {@link #failNextSync} inject faults for testing recovery paths.
+ *
+ * <p><b>Identity.</b> Device addresses and handles come from one space for the whole JVM
+ * ({@link Ids}): a pointer or handle of another simulated device is never valid here.
  *
  * <p><b>Threads.</b> Every method may be called from any thread; one lock serializes them, and the
  * calling thread's identity decides the capture-mode rules and which per-thread stream handle
@@ -107,7 +117,8 @@ public final class SimDevice implements Driver {
     private final Map<Long, SimExec> execs = new HashMap<>();
     private final List<Capture> captures = new ArrayList<>();
     private final TreeSet<Long> failAt = new TreeSet<>();
-    private long nextHandle = 0x5100;
+    private final SimProcess process;
+    private final SimTwins twins;
     private long nextCapture;
     private long allocAttempts;
     private CudaError sticky;
@@ -124,10 +135,20 @@ public final class SimDevice implements Driver {
     /**
      * Opens a simulated device.
      *
-     * @param config options: {@code sim.capacity}, {@code sim.seed}, {@code sim.sms}, {@code sim.fill}
-     * @throws IllegalArgumentException if an option is not a number or out of range
+     * @param config options: {@code sim.capacity}, {@code sim.seed}, {@code sim.sms}, {@code sim.fill},
+     *               {@code sim.process}, {@code sim.twins}
+     * @throws IllegalArgumentException if an option is not a number, out of range, or of the wrong type
+     * @throws GpuException the sticky error of the simulated process, if a fault has poisoned it
      */
     public SimDevice(DriverConfig config) {
+        this(config, null);
+    }
+
+    /**
+     * Opens a simulated device in {@code in}, or in the one option {@code sim.process} names when
+     * it is {@code null}.
+     */
+    SimDevice(DriverConfig config, SimProcess in) {
         Objects.requireNonNull(config, "config");
         long capacity = config.getLong(OPT_CAPACITY, DEFAULT_CAPACITY);
         if (capacity <= 0) {
@@ -140,6 +161,21 @@ public final class SimDevice implements Driver {
         long fill = config.getLong(OPT_FILL, DEFAULT_FILL);
         if (fill < 0 || fill > 255) {
             throw new IllegalArgumentException("option " + OPT_FILL + "=" + fill + " must be a byte value in [0, 255]");
+        }
+        String proc = config.get(SimOptions.PROCESS, SimOptions.PROCESS_SHARED).trim();
+        this.process = in != null ? in : switch (proc) {
+            case SimOptions.PROCESS_SHARED -> SimProcess.shared();
+            case SimOptions.PROCESS_FRESH -> SimProcess.fresh();
+            default -> throw new IllegalArgumentException("option " + SimOptions.PROCESS + "=" + proc + " must be "
+                    + SimOptions.PROCESS_SHARED + " or " + SimOptions.PROCESS_FRESH);
+        };
+        this.twins = config.object(SimOptions.TWINS, SimTwins.class).orElse(null);
+        SimProcess.Fault f = process.fault();
+        if (f != null) {
+            // CUDA: after a sticky fault a new context fails too; the process must be restarted.
+            throw err(f.error(), "cuDevicePrimaryCtxRetain", process + " is unusable after a sticky fault "
+                    + "(no in-process recovery, as on CUDA; open with " + SimOptions.PROCESS + "="
+                    + SimOptions.PROCESS_FRESH + " for a process of its own): " + f.detail());
         }
         this.smCount = (int) sms;
         this.memory = new DeviceMemory(capacity, (byte) fill);
@@ -157,6 +193,11 @@ public final class SimDevice implements Driver {
     @Override
     public <T> Optional<T> controls(Class<T> type) {
         return type.isInstance(controls) ? Optional.of(type.cast(controls)) : Optional.empty();
+    }
+
+    /** {@return the simulated process this device lives in} */
+    SimProcess process() {
+        return process;
     }
 
     /** {@return this device's controls} */
@@ -706,7 +747,7 @@ public final class SimDevice implements Driver {
             if (flags != 0 && flags != 1) {
                 throw err(CudaError.INVALID_VALUE, op, "flags=" + flags + ": must be 0 or CU_STREAM_NON_BLOCKING (1)");
             }
-            long h = nextHandle++;
+            long h = Ids.handle();
             streams.put(h, new SimStream(h, SimStream.Kind.USER, flags == 0,
                     "stream " + hex(h) + (flags == 1 ? " (non-blocking)" : "")));
             return h;
@@ -814,7 +855,7 @@ public final class SimDevice implements Driver {
             if ((flags & SimEvent.INTERPROCESS) != 0 && (flags & SimEvent.DISABLE_TIMING) == 0) {
                 throw err(CudaError.INVALID_VALUE, op, "flags=" + flags + ": INTERPROCESS (4) requires DISABLE_TIMING (2)");
             }
-            long h = nextHandle++;
+            long h = Ids.handle();
             events.put(h, new SimEvent(h, flags));
             return h;
         } finally {
@@ -1061,7 +1102,7 @@ public final class SimDevice implements Driver {
                         + " wait on that event before ending); both streams are no longer capturing");
             }
             finish(c);
-            long g = nextHandle++;
+            long g = Ids.handle();
             graphs.put(g, List.copyOf(c.nodes));
             return g;
         } finally {
@@ -1115,7 +1156,7 @@ public final class SimDevice implements Driver {
             if (nodes == null) {
                 throw err(CudaError.INVALID_VALUE, op, "graph=" + hex(graph) + ": not a live graph");
             }
-            long x = nextHandle++;
+            long x = Ids.handle();
             execs.put(x, new SimExec(new Works.GraphRun(nodes, "graph exec " + hex(x))));
             return x;
         } finally {
@@ -1188,7 +1229,7 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.INVALID_VALUE, op, "name=" + name + ": a module needs a non-empty name without '::'");
             }
             ModuleImage img = ModuleImage.parse(name, image);
-            long h = nextHandle++;
+            long h = Ids.handle();
             modules.put(h, new SimModule(h, name, img.kind(), img.entries()));
             return h;
         } finally {
@@ -1232,15 +1273,16 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.NOT_FOUND, op, d + ": the module's PTX has no '.entry " + func + "' (entries: "
                         + new TreeSet<>(m.entries) + ")");
             }
-            SimKernel k = func.contains("::") ? null : SimKernels.lookup(m.name, func).orElse(null);
+            SimKernel k = func.contains("::") ? null : twin(m.name, func);
             if (k == null) {
                 throw err(CudaError.NOT_FOUND, op, d + ": no SimKernel is registered for '" + m.name + "::" + func
-                        + "'; register its Java twin with SimKernels.register(\"" + m.name + "\", \"" + func
-                        + "\", launch -> ...) before looking it up");
+                        + "'" + (twins == null ? "" : " in this runtime's " + twins + " nor in SimKernels")
+                        + "; register its Java twin with " + (twins == null ? "SimKernels" : "SimTwins")
+                        + ".register(\"" + m.name + "\", \"" + func + "\", launch -> ...) before looking it up");
             }
             SimFunction f = m.functions.get(func);
             if (f == null) {
-                f = new SimFunction(nextHandle++, m, func, k);
+                f = new SimFunction(Ids.handle(), m, func, k);
                 m.functions.put(func, f);
                 functions.put(f.handle, f);
             } else {
@@ -1306,6 +1348,17 @@ public final class SimDevice implements Driver {
         }
     }
 
+    /** {@return the twin of {@code module::func}: this runtime's table first, then the process-wide one} */
+    private SimKernel twin(String module, String func) {
+        if (twins != null) {
+            SimKernel k = twins.lookup(module, func).orElse(null);
+            if (k != null) {
+                return k;
+            }
+        }
+        return SimKernels.lookup(module, func).orElse(null);
+    }
+
     /** {@return why {@code cuLaunchKernel} rejects the configuration, or {@code null}} */
     private static String configProblem(LaunchConfig c, int maxShared) {
         Dim3 b = c.block();
@@ -1353,6 +1406,9 @@ public final class SimDevice implements Driver {
     public CudaError probe() {
         lock.lock();
         try {
+            if (sticky == null && !closed) {
+                adoptProcessFault();
+            }
             return sticky == null ? CudaError.SUCCESS : sticky;
         } finally {
             lock.unlock();
@@ -1397,10 +1453,31 @@ public final class SimDevice implements Driver {
         if (closed) {
             throw err(CudaError.CONTEXT_IS_DESTROYED, op, "the SimDevice is closed");
         }
+        if (sticky == null) {
+            adoptProcessFault();
+        }
         if (sticky != null) {
             throw err(sticky, op, "the context is unusable after a sticky fault (no in-process recovery, as on CUDA: "
-                    + "close this device and open another): " + stickyDetail);
+                    + "close this device and open another in a fresh simulated process): " + stickyDetail);
         }
+    }
+
+    /** A sticky fault of another device in this simulated process poisons this one too. */
+    private void adoptProcessFault() {
+        SimProcess.Fault f = process.fault();
+        if (f != null) {
+            sticky = f.error();
+            stickyDetail = "latched in another simulator runtime of " + process + ": " + f.detail();
+            scheduler.discardAll();
+        }
+    }
+
+    /** Latches {@code error} here and in the simulated process; pending work is dropped, as it will never run. */
+    private void setSticky(CudaError error, String detail) {
+        sticky = error;
+        stickyDetail = detail;
+        process.poison(error, detail);
+        scheduler.discardAll();
     }
 
     private SimStream stream(long h, String op) {
@@ -1571,9 +1648,7 @@ public final class SimDevice implements Driver {
         if (syncFailure != null) {
             CudaError e = syncFailure;
             syncFailure = null;
-            sticky = e;
-            stickyDetail = e + " injected by SimControls.failNextSync and reported by " + op + " of " + what;
-            scheduler.discardAll();
+            setSticky(e, e + " injected by SimControls.failNextSync and reported by " + op + " of " + what);
             throw err(e, op, stickyDetail);
         }
     }
@@ -1604,9 +1679,7 @@ public final class SimDevice implements Driver {
 
     /** Latches a device fault as the sticky error; pending work is dropped, as it will never run. */
     private GpuException latch(SimFault f, String op, Object what) {
-        sticky = f.error;
-        stickyDetail = f.error + " in " + f.getMessage();
-        scheduler.discardAll();
+        setSticky(f.error, f.error + " in " + f.getMessage());
         String w = String.valueOf(what);
         return new GpuException(f.error, f.error.code(), op, (w.isEmpty() ? "" : w + ": ") + "device fault: "
                 + f.getMessage(), f);
