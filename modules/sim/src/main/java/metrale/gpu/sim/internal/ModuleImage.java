@@ -2,6 +2,8 @@ package metrale.gpu.sim.internal;
 
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -18,8 +20,10 @@ import metrale.gpu.sim.SimKernels;
  *
  * @param kind    a label for messages
  * @param entries the PTX entry names, or {@code null} when the image does not list them
+ * @param params  each PTX entry's parameters ({@code null} for an entry the parser cannot read), or
+ *                {@code null} when the image does not list them
  */
-public record ModuleImage(String kind, Set<String> entries) {
+public record ModuleImage(String kind, Set<String> entries, Map<String, List<PtxParams.Param>> params) {
 
     /** The first bytes of every image {@link SimKernels#image} makes. */
     public static final String IMAGE_MAGIC = "METRALE-SIM-IMAGE\n";
@@ -57,7 +61,7 @@ public record ModuleImage(String kind, Set<String> entries) {
                         + " bytes: an ELF image but not a CUDA cubin (needs a 64-byte ELF64 little-endian header with e_machine "
                         + EM_CUDA + ")");
             }
-            return new ModuleImage("cubin", null);
+            return new ModuleImage("cubin", null, null);
         }
         if (image.length >= 4 && u32(image, 0) == FATBIN_MAGIC) {
             // Header: magic (4), version (2), header size (2), payload size (8); the payload follows it.
@@ -67,7 +71,7 @@ public record ModuleImage(String kind, Set<String> entries) {
                 throw new GpuException(CudaError.INVALID_IMAGE, OP, "module=" + name + ", " + image.length
                         + " bytes: a truncated or malformed fatbin");
             }
-            return new ModuleImage("fatbin", null);
+            return new ModuleImage("fatbin", null, null);
         }
         int n = image.length;
         while (n > 0 && image[n - 1] == 0) {
@@ -81,7 +85,7 @@ public record ModuleImage(String kind, Set<String> entries) {
                         + ": the image is SimKernels.image of another module ("
                         + text.substring(IMAGE_MAGIC.length()).trim() + "); load it under that name");
             }
-            return new ModuleImage("simulator image", null);
+            return new ModuleImage("simulator image", null, null);
         }
         for (int i = 0; i < n; i++) {
             int c = image[i] & 0xff;
@@ -104,6 +108,6 @@ public record ModuleImage(String kind, Set<String> entries) {
         while (m.find()) {
             entries.add(m.group(1));
         }
-        return new ModuleImage("PTX", Set.copyOf(entries));
+        return new ModuleImage("PTX", Set.copyOf(entries), PtxParams.parse(PtxCheck.stripComments(text)));
     }
 }

@@ -1230,7 +1230,7 @@ public final class SimDevice implements Driver {
             }
             ModuleImage img = ModuleImage.parse(name, image);
             long h = Ids.handle();
-            modules.put(h, new SimModule(h, name, img.kind(), img.entries()));
+            modules.put(h, new SimModule(h, name, img.kind(), img.entries(), img.params()));
             return h;
         } finally {
             lock.unlock();
@@ -1329,6 +1329,12 @@ public final class SimDevice implements Driver {
             }
             if (args == null || args.isClosed()) {
                 throw bad(s, CudaError.INVALID_VALUE, op, f.name + ": kernelParams " + (args == null ? "is null" : "is closed"));
+            }
+            if (f.params != null) {
+                String mismatch = PtxParams.mismatch(f.name, f.params, args);
+                if (mismatch != null) {
+                    throw bad(s, CudaError.INVALID_VALUE, op, mismatch);
+                }
             }
             int n = args.count();
             long[] words = new long[n];
