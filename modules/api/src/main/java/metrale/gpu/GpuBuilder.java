@@ -23,6 +23,7 @@ public final class GpuBuilder {
     private Boolean checkPointers;
     private Telemetry telemetry;
     private final Map<String, String> backendOptions = new LinkedHashMap<>();
+    private final Map<String, Object> backendObjects = new LinkedHashMap<>();
 
     GpuBuilder() {
     }
@@ -137,6 +138,27 @@ public final class GpuBuilder {
      */
     public GpuBuilder backendOption(String key, String value) {
         backendOptions.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
+        backendObjects.remove(key);
+        return this;
+    }
+
+    /**
+     * Passes an object to the backend, for options a string cannot carry (the simulator's
+     * {@code sim.twins} takes a table of kernel twins). A {@link String} value is passed as a string
+     * option, exactly as {@link #backendOption(String, String)} does.
+     *
+     * @param key   the option, e.g. {@code sim.twins}
+     * @param value its value
+     * @return this
+     */
+    public GpuBuilder backendOption(String key, Object value) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(value, "value");
+        if (value instanceof String str) {
+            return backendOption(key, str);
+        }
+        backendObjects.put(key, value);
+        backendOptions.remove(key);
         return this;
     }
 
@@ -152,7 +174,7 @@ public final class GpuBuilder {
                 allocSites != null ? allocSites : boolSetting("metrale.allocSites", "METRALE_ALLOC_SITES", true),
                 checkPointers != null ? checkPointers : boolSetting("metrale.checkPointers", "METRALE_CHECK_POINTERS", false),
                 telemetry != null ? telemetry : new Telemetry(),
-                backendOptions);
+                backendOptions, backendObjects);
     }
 
     /**

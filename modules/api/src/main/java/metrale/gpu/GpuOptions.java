@@ -33,10 +33,11 @@ import metrale.telemetry.Telemetry;
  *                         naming the argument index when one is not); costs a lookup per pointer argument
  * @param telemetry        the telemetry instance the runtime reports to
  * @param backendOptions   options passed to the backend, e.g. {@code sim.capacity}
+ * @param backendObjects   object options passed to the backend, e.g. {@code sim.twins}
  */
 public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex, boolean debugSync,
                          boolean d2hTrace, boolean timing, boolean allocSites, boolean checkPointers, Telemetry telemetry,
-                         Map<String, String> backendOptions) {
+                         Map<String, String> backendOptions, Map<String, Object> backendObjects) {
 
     /** Validates and copies. */
     public GpuOptions {
@@ -48,6 +49,7 @@ public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex
         }
         Objects.requireNonNull(telemetry, "telemetry");
         backendOptions = Map.copyOf(backendOptions);
+        backendObjects = Map.copyOf(backendObjects);
     }
 
     /** {@return the options the system properties and environment give, with a fresh {@link Telemetry}} */

@@ -27,6 +27,24 @@ import java.nio.ByteOrder;
  */
 public final class KernelArgs implements AutoCloseable {
 
+    /** How an argument was appended: which method filled its slot. */
+    public enum Kind {
+        /** {@link #i32(int)}. */
+        I32,
+        /** {@link #i64(long)}. */
+        I64,
+        /** {@link #f32(float)}. */
+        F32,
+        /** {@link #f64(double)}. */
+        F64,
+        /** {@link #ptr(DevicePtr)} or {@link #ptr(long)}. */
+        PTR,
+        /** {@link #bytes(byte[])} or {@link #bytes(MemorySegment)}. */
+        BYTES;
+
+        private static final Kind[] ALL = values();
+    }
+
     /** Default maximum number of arguments. */
     public static final int DEFAULT_MAX_ARGS = 64;
     /** Default capacity of the value area in bytes (CUDA allows 32764 bytes of parameters). */
@@ -43,7 +61,7 @@ public final class KernelArgs implements AutoCloseable {
     private final long dataBase;
     private final int[] offsets;
     private final int[] sizes;
-    private final Kind[] kinds;
+    private final byte[] kinds;
     private int count;
     private int used;
     private boolean closed;
@@ -74,7 +92,7 @@ public final class KernelArgs implements AutoCloseable {
         this.dataBase = data.address();
         this.offsets = new int[maxArgs];
         this.sizes = new int[maxArgs];
-        this.kinds = new Kind[maxArgs];
+        this.kinds = new byte[maxArgs];
     }
 
     private long slot(int size, Kind kind) {
@@ -91,7 +109,7 @@ public final class KernelArgs implements AutoCloseable {
         }
         offsets[count] = off;
         sizes[count] = size;
-        kinds[count] = kind;
+        kinds[count] = (byte) kind.ordinal();
         table.setAtIndex(ValueLayout.JAVA_LONG, count, dataBase + off);
         count++;
         used = off + size;
@@ -234,23 +252,7 @@ public final class KernelArgs implements AutoCloseable {
      */
     public Kind kind(int i) {
         checkIndex(i);
-        return kinds[i];
-    }
-
-    /** How an argument was appended, so tools can print or check it by its type. */
-    public enum Kind {
-        /** {@link #i32(int)}. */
-        I32,
-        /** {@link #i64(long)}. */
-        I64,
-        /** {@link #f32(float)}. */
-        F32,
-        /** {@link #f64(double)}. */
-        F64,
-        /** {@link #ptr(DevicePtr)} or {@link #ptr(long)}. */
-        PTR,
-        /** {@link #bytes(byte[])} or {@link #bytes(MemorySegment)}. */
-        BYTES
+        return Kind.ALL[kinds[i]];
     }
 
     /**

@@ -1,4 +1,4 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -13,18 +13,17 @@ import java.util.TreeMap;
  * The simulated address space: device allocations at fake addresses, managed and page-locked
  * allocations at their native addresses, all in one map from base address to allocation.
  *
- * <p>Device addresses start at {@link #DEVICE_BASE}, above the 47-bit user address space of x86-64
- * Linux, so they can never collide with a native (pinned or managed) range. They are 256-byte
- * aligned, never reused, and separated by unmapped gaps of {@link #GAP} bytes, so an off-by-N
- * pointer or a stale pointer is never valid.
+ * <p>Device addresses come from the JVM's one simulated address space ({@link Ids}), above the
+ * 47-bit user address space of x86-64 Linux, so they can never collide with a native (pinned or
+ * managed) range, nor with another simulated device's. They are 256-byte aligned, never reused,
+ * and separated by unmapped gaps of at least {@link #GAP} bytes, so an off-by-N pointer, a stale
+ * pointer or another runtime's pointer is never valid here.
  *
  * <p>Capacity is charged in exact bytes for device and managed memory; page-locked memory is host
  * memory and is not charged. Not thread-safe: the device lock guards it.
  */
 final class DeviceMemory {
 
-    /** The first fake device address. */
-    static final long DEVICE_BASE = 0x0000_a000_0000_0000L;
     /** The unmapped gap after each device allocation. */
     static final long GAP = 64 * 1024;
     /** Device allocation alignment, as {@code cuMemAlloc} guarantees. */
@@ -45,7 +44,6 @@ final class DeviceMemory {
     private final ArrayDeque<Alloc> freedOrder = new ArrayDeque<>();
     private long capacity;
     private long used;
-    private long next = DEVICE_BASE;
     private long count;
     private final byte fill;
 
@@ -108,8 +106,7 @@ final class DeviceMemory {
         seg.fill(fill);
         long base;
         if (kind == Alloc.Kind.DEVICE) {
-            base = next;
-            next = alignUp(base + bytes, ALIGN) + GAP;
+            base = Ids.reserveAddresses(alignUp(bytes, ALIGN) + GAP);
         } else {
             base = seg.address();
         }

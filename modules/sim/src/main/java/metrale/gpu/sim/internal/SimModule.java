@@ -1,6 +1,7 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -12,14 +13,17 @@ final class SimModule {
     final String kind;
     /** The {@code .entry} names of a PTX image; {@code null} when the image does not list them. */
     final Set<String> entries;
+    /** Each PTX entry's parameters; {@code null} when the image does not list them. */
+    final Map<String, List<PtxParams.Param>> params;
     final Map<String, SimFunction> functions = new HashMap<>();
     boolean loaded = true;
 
-    SimModule(long handle, String name, String kind, Set<String> entries) {
+    SimModule(long handle, String name, String kind, Set<String> entries, Map<String, List<PtxParams.Param>> params) {
         this.handle = handle;
         this.name = name;
         this.kind = kind;
         this.entries = entries;
+        this.params = params;
     }
 
     @Override

@@ -1,4 +1,4 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeSet;
 import java.util.WeakHashMap;
 import java.util.concurrent.locks.ReentrantLock;
@@ -16,6 +17,11 @@ import metrale.gpu.Dim3;
 import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.SimControls;
+import metrale.gpu.sim.SimKernel;
+import metrale.gpu.sim.SimKernels;
+import metrale.gpu.sim.SimOptions;
+import metrale.gpu.sim.SimTwins;
 import metrale.gpu.spi.Driver;
 import metrale.gpu.spi.DriverConfig;
 import metrale.gpu.spi.MemInfo;
@@ -25,8 +31,9 @@ import metrale.gpu.spi.MemInfo;
  * 1 to 4): the same error codes for the same mistakes, work that runs as late as CUDA allows, stream
  * capture and graphs, and sticky faults. Kernels are Java twins registered with {@link SimKernels}.
  *
- * <p><b>Memory.</b> Device allocations live at fake addresses (from {@code 0xa000_0000_0000},
- * 256-byte aligned, never reused, with 64 KiB unmapped gaps), each backed by its own native segment
+ * <p><b>Memory.</b> Device allocations live at fake addresses (from {@code 0xa000_0000_0000} up, in
+ * one space for every simulated device of the JVM, 256-byte aligned, never reused, with 64 KiB
+ * unmapped gaps), each backed by its own native segment
  * filled with a garbage byte ({@code 0xAB} by default) because CUDA does not zero memory. Managed
  * memory and page-locked host memory live at their real native addresses (unified addressing), so
  * the host may touch managed memory through {@code MemorySegment.ofAddress(ptr).reinterpret(n)} and
@@ -52,12 +59,20 @@ import metrale.gpu.spi.MemInfo;
  * <li>{@code sim.sms}: the SM count {@link #deviceInfo()} reports; default {@value #DEFAULT_SMS}.</li>
  * <li>{@code sim.fill}: the byte new device, managed and page-locked memory is filled with, 0 to 255;
  *     default {@value #DEFAULT_FILL} ({@code 0xAB}).</li>
+ * <li>{@code sim.process}: {@code shared} (default) or {@code fresh}, the simulated process (see Faults).</li>
+ * <li>{@code sim.twins} (an object): a {@link SimTwins} table looked in before {@link SimKernels}.</li>
  * </ul>
  *
  * <p><b>Faults.</b> A sticky fault (a bad kernel access, an injected fault) makes every later
  * memory, stream, event, module, launch and synchronize call fail with the same error; as on CUDA
- * there is no reset: close this device and open another. {@link #failAllocation}, {@link
- * #faultKernel} and {@link #failNextSync} inject faults for testing recovery paths.
+ * there is no reset. It also poisons the device's simulated process: every other device of that
+ * process fails from its next call, and opening a device in it fails, as a new CUDA context does
+ * after a sticky fault. The default process is the JVM's one shared simulated process; tests open
+ * with {@code sim.process=fresh}. {@link #failAllocation}, {@link #faultKernel} and
+ * {@link #failNextSync} inject faults for testing recovery paths.
+ *
+ * <p><b>Identity.</b> Device addresses and handles come from one space for the whole JVM
+ * ({@link Ids}): a pointer or handle of another simulated device is never valid here.
  *
  * <p><b>Threads.</b> Every method may be called from any thread; one lock serializes them, and the
  * calling thread's identity decides the capture-mode rules and which per-thread stream handle
@@ -66,19 +81,21 @@ import metrale.gpu.spi.MemInfo;
 public final class SimDevice implements Driver {
 
     /** Option key: device memory in bytes. */
-    public static final String OPT_CAPACITY = "sim.capacity";
+    public static final String OPT_CAPACITY = SimOptions.CAPACITY;
     /** Option key: the schedule's seed. */
-    public static final String OPT_SEED = "sim.seed";
+    public static final String OPT_SEED = SimOptions.SEED;
     /** Option key: the SM count. */
-    public static final String OPT_SMS = "sim.sms";
+    public static final String OPT_SMS = SimOptions.SMS;
     /** Option key: the garbage byte new memory is filled with. */
-    public static final String OPT_FILL = "sim.fill";
+    public static final String OPT_FILL = SimOptions.FILL;
     /** Default device memory: 4 GiB. */
-    public static final long DEFAULT_CAPACITY = 4L << 30;
+    public static final long DEFAULT_CAPACITY = SimOptions.DEFAULT_CAPACITY;
     /** Default SM count, an H100/H200's. */
-    public static final int DEFAULT_SMS = 132;
+    public static final int DEFAULT_SMS = SimOptions.DEFAULT_SMS;
     /** Default garbage byte. */
-    public static final int DEFAULT_FILL = 0xAB;
+    public static final int DEFAULT_FILL = SimOptions.DEFAULT_FILL;
+    /** The unmapped gap after each fake device allocation, in bytes. */
+    public static final long ADDRESS_GAP = DeviceMemory.GAP;
     /** The most dynamic shared memory a function may opt in to, in bytes (sm_90). */
     public static final int MAX_SHARED_OPTIN = 232448;
 
@@ -100,13 +117,15 @@ public final class SimDevice implements Driver {
     private final Map<Long, SimExec> execs = new HashMap<>();
     private final List<Capture> captures = new ArrayList<>();
     private final TreeSet<Long> failAt = new TreeSet<>();
-    private long nextHandle = 0x5100;
+    private final SimProcess process;
+    private final SimTwins twins;
     private long nextCapture;
     private long allocAttempts;
     private CudaError sticky;
     private String stickyDetail;
     private CudaError syncFailure;
     private boolean closed;
+    private final SimControls controls = new Controls();
 
     /** Opens a simulated device with the default options. */
     public SimDevice() {
@@ -116,10 +135,20 @@ public final class SimDevice implements Driver {
     /**
      * Opens a simulated device.
      *
-     * @param config options: {@code sim.capacity}, {@code sim.seed}, {@code sim.sms}, {@code sim.fill}
-     * @throws IllegalArgumentException if an option is not a number or out of range
+     * @param config options: {@code sim.capacity}, {@code sim.seed}, {@code sim.sms}, {@code sim.fill},
+     *               {@code sim.process}, {@code sim.twins}
+     * @throws IllegalArgumentException if an option is not a number, out of range, or of the wrong type
+     * @throws GpuException the sticky error of the simulated process, if a fault has poisoned it
      */
     public SimDevice(DriverConfig config) {
+        this(config, null);
+    }
+
+    /**
+     * Opens a simulated device in {@code in}, or in the one option {@code sim.process} names when
+     * it is {@code null}.
+     */
+    SimDevice(DriverConfig config, SimProcess in) {
         Objects.requireNonNull(config, "config");
         long capacity = config.getLong(OPT_CAPACITY, DEFAULT_CAPACITY);
         if (capacity <= 0) {
@@ -133,6 +162,21 @@ public final class SimDevice implements Driver {
         if (fill < 0 || fill > 255) {
             throw new IllegalArgumentException("option " + OPT_FILL + "=" + fill + " must be a byte value in [0, 255]");
         }
+        String proc = config.get(SimOptions.PROCESS, SimOptions.PROCESS_SHARED).trim();
+        this.process = in != null ? in : switch (proc) {
+            case SimOptions.PROCESS_SHARED -> SimProcess.shared();
+            case SimOptions.PROCESS_FRESH -> SimProcess.fresh();
+            default -> throw new IllegalArgumentException("option " + SimOptions.PROCESS + "=" + proc + " must be "
+                    + SimOptions.PROCESS_SHARED + " or " + SimOptions.PROCESS_FRESH);
+        };
+        this.twins = config.object(SimOptions.TWINS, SimTwins.class).orElse(null);
+        SimProcess.Fault f = process.fault();
+        if (f != null) {
+            // CUDA: after a sticky fault a new context fails too; the process must be restarted.
+            throw err(f.error(), "cuDevicePrimaryCtxRetain", process + " is unusable after a sticky fault "
+                    + "(no in-process recovery, as on CUDA; open with " + SimOptions.PROCESS + "="
+                    + SimOptions.PROCESS_FRESH + " for a process of its own): " + f.detail());
+        }
         this.smCount = (int) sms;
         this.memory = new DeviceMemory(capacity, (byte) fill);
         this.engine = new Engine(memory, config.getLong(OPT_SEED, 0));
@@ -141,6 +185,63 @@ public final class SimDevice implements Driver {
     }
 
     // ---- simulator controls and fault injection -----------------------------------------------
+
+    /**
+     * {@return {@link SimControls} when asked for it} The controls are a separate object that only
+     * delegates to this device, so an application holding them cannot reach the driver.
+     */
+    @Override
+    public <T> Optional<T> controls(Class<T> type) {
+        return type.isInstance(controls) ? Optional.of(type.cast(controls)) : Optional.empty();
+    }
+
+    /** {@return the simulated process this device lives in} */
+    SimProcess process() {
+        return process;
+    }
+
+    /** {@return this device's controls} */
+    public SimControls simControls() {
+        return controls;
+    }
+
+    /** The public face of the device: delegates, so it can never be cast to the driver. */
+    private final class Controls implements SimControls {
+        @Override
+        public void setCapacity(long bytes) {
+            SimDevice.this.setCapacity(bytes);
+        }
+
+        @Override
+        public void setScheduleSeed(long seed) {
+            SimDevice.this.setScheduleSeed(seed);
+        }
+
+        @Override
+        public void failAllocation(int nth) {
+            SimDevice.this.failAllocation(nth);
+        }
+
+        @Override
+        public void faultKernel(String module, String func) {
+            SimDevice.this.faultKernel(module, func);
+        }
+
+        @Override
+        public void failNextSync(CudaError error) {
+            SimDevice.this.failNextSync(error);
+        }
+
+        @Override
+        public int pendingOperations() {
+            return SimDevice.this.pendingOperations();
+        }
+
+        @Override
+        public String toString() {
+            return "SimControls of " + SimDevice.this;
+        }
+    }
 
     /**
      * Sets the device memory size, as {@code sim.capacity} does. Live allocations stay; if they
@@ -307,7 +408,7 @@ public final class SimDevice implements Driver {
     private long allocate(Alloc.Kind kind, long bytes, String op, String d) {
         allocAttempts++;
         if (failAt.remove(allocAttempts)) {
-            throw err(CudaError.OUT_OF_MEMORY, op, d + ": injected by SimDevice.failAllocation (device allocation #"
+            throw err(CudaError.OUT_OF_MEMORY, op, d + ": injected by SimControls.failAllocation (device allocation #"
                     + allocAttempts + "); free " + memory.free() + " of " + memory.capacity() + " bytes");
         }
         if (bytes < 0 || !memory.fits(bytes)) {
@@ -646,7 +747,7 @@ public final class SimDevice implements Driver {
             if (flags != 0 && flags != 1) {
                 throw err(CudaError.INVALID_VALUE, op, "flags=" + flags + ": must be 0 or CU_STREAM_NON_BLOCKING (1)");
             }
-            long h = nextHandle++;
+            long h = Ids.handle();
             streams.put(h, new SimStream(h, SimStream.Kind.USER, flags == 0,
                     "stream " + hex(h) + (flags == 1 ? " (non-blocking)" : "")));
             return h;
@@ -754,7 +855,7 @@ public final class SimDevice implements Driver {
             if ((flags & SimEvent.INTERPROCESS) != 0 && (flags & SimEvent.DISABLE_TIMING) == 0) {
                 throw err(CudaError.INVALID_VALUE, op, "flags=" + flags + ": INTERPROCESS (4) requires DISABLE_TIMING (2)");
             }
-            long h = nextHandle++;
+            long h = Ids.handle();
             events.put(h, new SimEvent(h, flags));
             return h;
         } finally {
@@ -1001,7 +1102,7 @@ public final class SimDevice implements Driver {
                         + " wait on that event before ending); both streams are no longer capturing");
             }
             finish(c);
-            long g = nextHandle++;
+            long g = Ids.handle();
             graphs.put(g, List.copyOf(c.nodes));
             return g;
         } finally {
@@ -1055,7 +1156,7 @@ public final class SimDevice implements Driver {
             if (nodes == null) {
                 throw err(CudaError.INVALID_VALUE, op, "graph=" + hex(graph) + ": not a live graph");
             }
-            long x = nextHandle++;
+            long x = Ids.handle();
             execs.put(x, new SimExec(new Works.GraphRun(nodes, "graph exec " + hex(x))));
             return x;
         } finally {
@@ -1128,8 +1229,8 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.INVALID_VALUE, op, "name=" + name + ": a module needs a non-empty name without '::'");
             }
             ModuleImage img = ModuleImage.parse(name, image);
-            long h = nextHandle++;
-            modules.put(h, new SimModule(h, name, img.kind(), img.entries()));
+            long h = Ids.handle();
+            modules.put(h, new SimModule(h, name, img.kind(), img.entries(), img.params()));
             return h;
         } finally {
             lock.unlock();
@@ -1172,15 +1273,16 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.NOT_FOUND, op, d + ": the module's PTX has no '.entry " + func + "' (entries: "
                         + new TreeSet<>(m.entries) + ")");
             }
-            SimKernel k = func.contains("::") ? null : SimKernels.lookup(m.name, func);
+            SimKernel k = func.contains("::") ? null : twin(m.name, func);
             if (k == null) {
                 throw err(CudaError.NOT_FOUND, op, d + ": no SimKernel is registered for '" + m.name + "::" + func
-                        + "'; register its Java twin with SimKernels.register(\"" + m.name + "\", \"" + func
-                        + "\", launch -> ...) before looking it up");
+                        + "'" + (twins == null ? "" : " in this runtime's " + twins + " nor in SimKernels")
+                        + "; register its Java twin with " + (twins == null ? "SimKernels" : "SimTwins")
+                        + ".register(\"" + m.name + "\", \"" + func + "\", launch -> ...) before looking it up");
             }
             SimFunction f = m.functions.get(func);
             if (f == null) {
-                f = new SimFunction(nextHandle++, m, func, k);
+                f = new SimFunction(Ids.handle(), m, func, k);
                 m.functions.put(func, f);
                 functions.put(f.handle, f);
             } else {
@@ -1228,6 +1330,12 @@ public final class SimDevice implements Driver {
             if (args == null || args.isClosed()) {
                 throw bad(s, CudaError.INVALID_VALUE, op, f.name + ": kernelParams " + (args == null ? "is null" : "is closed"));
             }
+            if (f.params != null) {
+                String mismatch = PtxParams.mismatch(f.name, f.params, args);
+                if (mismatch != null) {
+                    throw bad(s, CudaError.INVALID_VALUE, op, mismatch);
+                }
+            }
             int n = args.count();
             long[] words = new long[n];
             int[] sizes = new int[n];
@@ -1244,6 +1352,17 @@ public final class SimDevice implements Driver {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** {@return the twin of {@code module::func}: this runtime's table first, then the process-wide one} */
+    private SimKernel twin(String module, String func) {
+        if (twins != null) {
+            SimKernel k = twins.lookup(module, func).orElse(null);
+            if (k != null) {
+                return k;
+            }
+        }
+        return SimKernels.lookup(module, func).orElse(null);
     }
 
     /** {@return why {@code cuLaunchKernel} rejects the configuration, or {@code null}} */
@@ -1293,6 +1412,9 @@ public final class SimDevice implements Driver {
     public CudaError probe() {
         lock.lock();
         try {
+            if (sticky == null && !closed) {
+                adoptProcessFault();
+            }
             return sticky == null ? CudaError.SUCCESS : sticky;
         } finally {
             lock.unlock();
@@ -1337,10 +1459,31 @@ public final class SimDevice implements Driver {
         if (closed) {
             throw err(CudaError.CONTEXT_IS_DESTROYED, op, "the SimDevice is closed");
         }
+        if (sticky == null) {
+            adoptProcessFault();
+        }
         if (sticky != null) {
             throw err(sticky, op, "the context is unusable after a sticky fault (no in-process recovery, as on CUDA: "
-                    + "close this device and open another): " + stickyDetail);
+                    + "close this device and open another in a fresh simulated process): " + stickyDetail);
         }
+    }
+
+    /** A sticky fault of another device in this simulated process poisons this one too. */
+    private void adoptProcessFault() {
+        SimProcess.Fault f = process.fault();
+        if (f != null) {
+            sticky = f.error();
+            stickyDetail = "latched in another simulator runtime of " + process + ": " + f.detail();
+            scheduler.discardAll();
+        }
+    }
+
+    /** Latches {@code error} here and in the simulated process; pending work is dropped, as it will never run. */
+    private void setSticky(CudaError error, String detail) {
+        sticky = error;
+        stickyDetail = detail;
+        process.poison(error, detail);
+        scheduler.discardAll();
     }
 
     private SimStream stream(long h, String op) {
@@ -1511,9 +1654,7 @@ public final class SimDevice implements Driver {
         if (syncFailure != null) {
             CudaError e = syncFailure;
             syncFailure = null;
-            sticky = e;
-            stickyDetail = e + " injected by SimDevice.failNextSync and reported by " + op + " of " + what;
-            scheduler.discardAll();
+            setSticky(e, e + " injected by SimControls.failNextSync and reported by " + op + " of " + what);
             throw err(e, op, stickyDetail);
         }
     }
@@ -1544,9 +1685,7 @@ public final class SimDevice implements Driver {
 
     /** Latches a device fault as the sticky error; pending work is dropped, as it will never run. */
     private GpuException latch(SimFault f, String op, Object what) {
-        sticky = f.error;
-        stickyDetail = f.error + " in " + f.getMessage();
-        scheduler.discardAll();
+        setSticky(f.error, f.error + " in " + f.getMessage());
         String w = String.valueOf(what);
         return new GpuException(f.error, f.error.code(), op, (w.isEmpty() ? "" : w + ": ") + "device fault: "
                 + f.getMessage(), f);

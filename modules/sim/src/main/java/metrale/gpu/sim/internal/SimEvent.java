@@ -1,4 +1,4 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
 
 /** An event: its flags and its last record, either a pending or done marker, or a captured position. */
 final class SimEvent {

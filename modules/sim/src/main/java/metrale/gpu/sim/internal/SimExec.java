@@ -1,4 +1,4 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
 
 /** An executable graph and its last launch, which the next launch waits for. */
 final class SimExec {

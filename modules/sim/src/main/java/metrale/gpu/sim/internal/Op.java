@@ -1,4 +1,4 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
 
 import java.util.ArrayList;
 

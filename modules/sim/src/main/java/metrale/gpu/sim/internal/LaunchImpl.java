@@ -1,9 +1,18 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import metrale.gpu.CudaError;
 import metrale.gpu.Dim3;
+import metrale.gpu.sim.BlockBody;
+import metrale.gpu.sim.ByteView;
+import metrale.gpu.sim.DoubleView;
+import metrale.gpu.sim.FloatView;
+import metrale.gpu.sim.IntView;
+import metrale.gpu.sim.LongView;
+import metrale.gpu.sim.SimBlock;
+import metrale.gpu.sim.SimLaunch;
+import metrale.gpu.sim.ThreadBody;
 
 /** One launch as its {@link SimKernel} sees it; lives for one {@link SimKernel#launch} call. */
 final class LaunchImpl implements SimLaunch, AutoCloseable {

@@ -1,19 +1,20 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import metrale.gpu.sim.LongView;
 
-/** A bounds-checked double view over a segment; the check is explicit so a fault names the element. */
-final class DoubleViewImpl implements DoubleView {
+/** A bounds-checked long view over a segment; the check is explicit so a fault names the element. */
+final class LongViewImpl implements LongView {
 
-    private static final ValueLayout.OfDouble LAYOUT = ValueLayout.JAVA_DOUBLE_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LAYOUT = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final MemorySegment segment;
     private final long length;
     private final ViewOrigin origin;
 
-    DoubleViewImpl(MemorySegment segment, ViewOrigin origin) {
+    LongViewImpl(MemorySegment segment, ViewOrigin origin) {
         this.segment = segment;
         this.length = segment.byteSize() / 8;
         this.origin = origin;
@@ -25,7 +26,7 @@ final class DoubleViewImpl implements DoubleView {
     }
 
     @Override
-    public double get(long i) {
+    public long get(long i) {
         if (i < 0 || i >= length) {
             throw outside(i, false);
         }
@@ -33,7 +34,7 @@ final class DoubleViewImpl implements DoubleView {
     }
 
     @Override
-    public void set(long i, double v) {
+    public void set(long i, long v) {
         if (i < 0 || i >= length) {
             throw outside(i, true);
         }
@@ -41,6 +42,6 @@ final class DoubleViewImpl implements DoubleView {
     }
 
     private SimFault outside(long i, boolean write) {
-        return origin.fault(i, 8, "double", write, length);
+        return origin.fault(i, 8, "long", write, length);
     }
 }

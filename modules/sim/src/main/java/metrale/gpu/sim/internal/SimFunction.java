@@ -1,4 +1,7 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
+
+import java.util.List;
+import metrale.gpu.sim.SimKernel;
 
 /** A function of a loaded module and the twin that runs it. */
 final class SimFunction {
@@ -11,6 +14,8 @@ final class SimFunction {
     final String func;
     final String name;
     SimKernel kernel;
+    /** The PTX parameter list launches are checked against; {@code null} when the image has none. */
+    final List<PtxParams.Param> params;
     int maxDynamicShared = DEFAULT_MAX_DYNAMIC_SHARED;
 
     SimFunction(long handle, SimModule module, String func, SimKernel kernel) {
@@ -19,5 +24,6 @@ final class SimFunction {
         this.func = func;
         this.name = module.name + "::" + func;
         this.kernel = kernel;
+        this.params = module.params == null ? null : module.params.get(func);
     }
 }

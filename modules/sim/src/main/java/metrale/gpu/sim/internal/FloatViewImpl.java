@@ -1,8 +1,9 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import metrale.gpu.sim.FloatView;
 
 /** A bounds-checked float view over a segment; the check is explicit so a fault names the element. */
 final class FloatViewImpl implements FloatView {

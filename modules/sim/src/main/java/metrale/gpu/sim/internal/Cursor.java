@@ -1,4 +1,7 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
+
+import metrale.gpu.sim.SimThread;
+import metrale.gpu.sim.ThreadBody;
 
 /**
  * The one mutable {@link SimThread} a launch reuses for every thread, so running a thread body

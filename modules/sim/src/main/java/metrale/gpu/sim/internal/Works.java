@@ -1,10 +1,11 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import metrale.gpu.CudaError;
 import metrale.gpu.Dim3;
+import metrale.gpu.sim.SimKernel;
 
 /**
  * The kinds of device work. Each re-resolves its device addresses when it runs, so work that
@@ -122,7 +123,7 @@ final class Works {
         public void run(Engine e) {
             if (e.faultKernels.remove(name)) {
                 throw new SimFault(CudaError.ILLEGAL_ADDRESS, "kernel " + describe()
-                        + ": illegal address injected by SimDevice.faultKernel(\"" + name.replace("::", "\", \"") + "\")");
+                        + ": illegal address injected by SimControls.faultKernel(\"" + name.replace("::", "\", \"") + "\")");
             }
             LaunchImpl launch = new LaunchImpl(this, e.memory);
             try {

@@ -1,12 +1,15 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
 
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import metrale.gpu.CudaError;
 import metrale.gpu.GpuException;
+import metrale.gpu.sim.SimKernels;
 
 /**
  * Classifies a module image as {@code cuModuleLoadData} would: PTX text (its {@code .entry} names
@@ -17,8 +20,13 @@ import metrale.gpu.GpuException;
  *
  * @param kind    a label for messages
  * @param entries the PTX entry names, or {@code null} when the image does not list them
+ * @param params  each PTX entry's parameters ({@code null} for an entry the parser cannot read), or
+ *                {@code null} when the image does not list them
  */
-record ModuleImage(String kind, Set<String> entries) {
+public record ModuleImage(String kind, Set<String> entries, Map<String, List<PtxParams.Param>> params) {
+
+    /** The first bytes of every image {@link SimKernels#image} makes. */
+    public static final String IMAGE_MAGIC = "METRALE-SIM-IMAGE\n";
 
     private static final Pattern ENTRY = Pattern.compile("\\.entry\\s+([A-Za-z_$%][\\w$%]*)");
     private static final String OP = "cuModuleLoadData";
@@ -34,7 +42,15 @@ record ModuleImage(String kind, Set<String> entries) {
         return (b[at] & 0xffL) | (b[at + 1] & 0xffL) << 8 | (b[at + 2] & 0xffL) << 16 | (b[at + 3] & 0xffL) << 24;
     }
 
-    static ModuleImage parse(String name, byte[] image) {
+    /**
+     * Classifies {@code image} as {@code cuModuleLoadData} would.
+     *
+     * @param name  the module's load name, for messages
+     * @param image the image bytes
+     * @return what the image is
+     * @throws GpuException {@code INVALID_IMAGE} or {@code INVALID_PTX} when the driver would refuse it
+     */
+    public static ModuleImage parse(String name, byte[] image) {
         if (image == null || image.length == 0 || (image.length == 1 && image[0] == 0)) {
             throw new GpuException(CudaError.INVALID_IMAGE, OP, "module=" + name + ": the image is empty");
         }
@@ -45,7 +61,7 @@ record ModuleImage(String kind, Set<String> entries) {
                         + " bytes: an ELF image but not a CUDA cubin (needs a 64-byte ELF64 little-endian header with e_machine "
                         + EM_CUDA + ")");
             }
-            return new ModuleImage("cubin", null);
+            return new ModuleImage("cubin", null, null);
         }
         if (image.length >= 4 && u32(image, 0) == FATBIN_MAGIC) {
             // Header: magic (4), version (2), header size (2), payload size (8); the payload follows it.
@@ -55,21 +71,21 @@ record ModuleImage(String kind, Set<String> entries) {
                 throw new GpuException(CudaError.INVALID_IMAGE, OP, "module=" + name + ", " + image.length
                         + " bytes: a truncated or malformed fatbin");
             }
-            return new ModuleImage("fatbin", null);
+            return new ModuleImage("fatbin", null, null);
         }
         int n = image.length;
         while (n > 0 && image[n - 1] == 0) {
             n--;
         }
         String text = new String(image, 0, n, StandardCharsets.ISO_8859_1);
-        if (text.startsWith(SimKernels.IMAGE_MAGIC)) {
+        if (text.startsWith(IMAGE_MAGIC)) {
             String expected = "module=" + name + "\n";
-            if (!text.substring(SimKernels.IMAGE_MAGIC.length()).equals(expected)) {
+            if (!text.substring(IMAGE_MAGIC.length()).equals(expected)) {
                 throw new GpuException(CudaError.INVALID_IMAGE, OP, "module=" + name
                         + ": the image is SimKernels.image of another module ("
-                        + text.substring(SimKernels.IMAGE_MAGIC.length()).trim() + "); load it under that name");
+                        + text.substring(IMAGE_MAGIC.length()).trim() + "); load it under that name");
             }
-            return new ModuleImage("simulator image", null);
+            return new ModuleImage("simulator image", null, null);
         }
         for (int i = 0; i < n; i++) {
             int c = image[i] & 0xff;
@@ -92,6 +108,6 @@ record ModuleImage(String kind, Set<String> entries) {
         while (m.find()) {
             entries.add(m.group(1));
         }
-        return new ModuleImage("PTX", Set.copyOf(entries));
+        return new ModuleImage("PTX", Set.copyOf(entries), PtxParams.parse(PtxCheck.stripComments(text)));
     }
 }

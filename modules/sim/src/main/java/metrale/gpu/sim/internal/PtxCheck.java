@@ -1,4 +1,4 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
 
 import java.util.Set;
 
@@ -116,7 +116,8 @@ final class PtxCheck {
         return -1;
     }
 
-    private static String stripComments(String s) {
+    /** {@return {@code s} without {@code //} and block comments, keeping its line breaks} */
+    static String stripComments(String s) {
         StringBuilder out = new StringBuilder(s.length());
         int i = 0;
         while (i < s.length()) {

@@ -1,4 +1,4 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
 
 /** One unit of device work: a copy, a memset, a kernel, an event marker, a graph. */
 interface Work {

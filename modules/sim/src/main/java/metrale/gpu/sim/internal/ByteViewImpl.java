@@ -1,7 +1,8 @@
-package metrale.gpu.sim;
+package metrale.gpu.sim.internal;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import metrale.gpu.sim.ByteView;
 
 /** A bounds-checked byte view over a segment; the check is explicit so a fault names the element. */
 final class ByteViewImpl implements ByteView {
