@@ -77,9 +77,13 @@ public abstract class FaultContract extends GpuContract {
         fault(s);
     }
 
-    /** After the fault every device call fails fast with StickyFaultException naming the original. */
+    /**
+     * After the fault every device call fails fast with StickyFaultException naming the original,
+     * refused by the runtime before the driver: the driver sees no call at all.
+     */
     @Test
     public void everyLaterCallFailsFastNamingTheFault() {
+        CountingDriver driver = counted();
         DevicePtr p = gpu.alloc(256);
         Stream s = gpu.createStream();
         Event e = gpu.createEvent();
@@ -106,10 +110,13 @@ public abstract class FaultContract extends GpuContract {
         calls.put("kernel", () -> gpu.kernel(MODULE, "fill_f32"));
         calls.put("beginCapture", () -> gpu.beginCapture(s));
         calls.put("allocHostPinned", () -> gpu.allocHostPinned(64));
+        Map<String, Long> before = driver.callsByMethod();
         for (var c : calls.entrySet()) {
             assertSticky(c.getKey(), c.getValue());
+            assertThat(driver.callsByMethod()).as("driver calls made by the refused %s", c.getKey()).isEqualTo(before);
         }
         assertSticky("synchronize() again", () -> gpu.synchronize());
+        assertThat(driver.callsByMethod()).as("driver calls made by the refused synchronize()").isEqualTo(before);
     }
 
     /** The fault is latched for every thread, not only the one that saw it. */

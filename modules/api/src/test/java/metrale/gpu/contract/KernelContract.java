@@ -168,13 +168,26 @@ public abstract class KernelContract extends GpuContract {
         gpu.free(dOut);
     }
 
-    /** Two- and three-dimensional grids and blocks launch (a no-op kernel). */
+    /**
+     * Two- and three-dimensional grids and blocks, the largest grid y and the largest block, run
+     * every thread exactly once with its own indices.
+     */
     @Test
     public void multiDimensionalConfigsLaunch() {
-        gpu.launch(kernel("noop"), LaunchConfig.of(Dim3.of(2, 3, 4), Dim3.of(4, 4, 4)), Stream.DEFAULT, args.clear());
-        gpu.launch(kernel("noop"), LaunchConfig.of(Dim3.of(1, 65535, 1), Dim3.of(1024)), Stream.DEFAULT, args.clear());
-        gpu.launch(kernel("noop"), LaunchConfig.of(Dim3.of(1), Dim3.of(1, 1, 64)), Stream.DEFAULT, args.clear());
-        gpu.synchronize();
+        List<LaunchConfig> configs = List.of(
+                LaunchConfig.of(Dim3.of(2, 3, 4), Dim3.of(4, 4, 4)),
+                LaunchConfig.of(Dim3.of(1, 65535, 1), Dim3.of(1)),
+                LaunchConfig.of(Dim3.of(3), Dim3.of(1024)),
+                LaunchConfig.of(Dim3.of(1), Dim3.of(1, 1, 64)));
+        for (LaunchConfig c : configs) {
+            int threads = c.grid().x() * c.grid().y() * c.grid().z() * c.block().x() * c.block().y() * c.block().z();
+            DevicePtr out = gpu.alloc(4L * threads);
+            gpu.memset(out, 0, 4L * threads);
+            gpu.launch(kernel("thread_ids"), c, Stream.DEFAULT, args.clear().ptr(out));
+            gpu.synchronize();
+            assertThat(readInts(out, threads)).as("every thread of %s, once", c).containsExactly(iota(threads, 1));
+            gpu.free(out);
+        }
     }
 
     /** Launches copy their arguments: the buffer may be refilled once launch returns. */
