@@ -111,16 +111,30 @@ public abstract class CaptureGraphContract extends GpuContract {
         gpu.free(dst);
     }
 
-    /** An empty capture is a valid graph that does nothing. */
+    /**
+     * An empty capture is a valid graph that does nothing: replaying it leaves memory as it was,
+     * and work enqueued after it on the stream runs.
+     */
     @Test
     public void emptyCaptureIsAValidGraph() {
         Stream s = gpu.createStream();
+        DevicePtr p = gpu.alloc(64);
+        gpu.copyH2D(ints(16, 5), p);
         gpu.beginCapture(s);
         GraphHandle g = gpu.endCapture(s);
+        assertThat(gpu.captureStatus(s)).isEqualTo(CaptureStatus.NONE);
+        gpu.launchGraph(g, s);
         gpu.launchGraph(g, s);
         gpu.synchronize(s);
+        assertThat(readInts(p, 16)).as("after two replays of the empty graph").containsOnly(5);
+        gpu.launchGraph(g, s);
+        addI32(p, 1, 16, s);
+        gpu.synchronize(s);
+        assertThat(gpu.streamQuery(s)).isTrue();
+        assertThat(readInts(p, 16)).as("work after the replay ran").containsOnly(6);
         gpu.destroyGraph(g);
         gpu.destroyStream(s);
+        gpu.free(p);
     }
 
     /** A replay follows earlier work on its stream, and a later stream can wait for it through an event. */

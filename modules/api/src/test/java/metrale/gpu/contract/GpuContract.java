@@ -139,6 +139,16 @@ public abstract class GpuContract {
         }
     }
 
+    /**
+     * {@return whether a missing optional capability (NVRTC for {@link Gpu#compileCuda}) fails the
+     * test instead of being accepted} False by default, where the backend may lack it (the
+     * simulator has no compiler); CUDA answers true on a GPU host run with
+     * {@code -Dmetrale.gpu.required=true}, which must have everything the tests exercise.
+     */
+    protected boolean capabilitiesRequired() {
+        return false;
+    }
+
     // ---- lifecycle ----------------------------------------------------------------------------
 
     /** Opens the runtime and the arguments for one test. */

@@ -301,7 +301,10 @@ public abstract class KernelContract extends GpuContract {
         gpu.free(out);
     }
 
-    /** Compiling CUDA C either works (the PTX loads and runs) or says NOT_SUPPORTED. */
+    /**
+     * Compiling CUDA C either works (the PTX loads and runs) or says NOT_SUPPORTED; where the
+     * backend's capabilities are required, it must work.
+     */
     @Test
     public void compileCudaWorksOrIsNotSupported() {
         String src = "extern \"C\" __global__ void twice(int* p, int n) {"
@@ -311,6 +314,8 @@ public abstract class KernelContract extends GpuContract {
             ptx = gpu.compileCuda("twice", src);
         } catch (GpuException e) {
             assertThat(e.error()).as("why compileCuda failed: %s", e.getMessage()).isEqualTo(CudaError.NOT_SUPPORTED);
+            assertThat(capabilitiesRequired()).as("compileCuda is NOT_SUPPORTED where capabilities are required: %s",
+                    e.getMessage()).isFalse();
             return;
         }
         assertThat(new String(ptx, StandardCharsets.US_ASCII)).contains(".entry").contains("twice");

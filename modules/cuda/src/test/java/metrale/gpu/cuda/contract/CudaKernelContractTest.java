@@ -4,6 +4,7 @@ import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
 import metrale.gpu.contract.CountingDriver;
 import metrale.gpu.contract.KernelContract;
+import metrale.gpu.cuda.CudaCondition;
 import metrale.gpu.cuda.RequiresCuda;
 
 /** {@link KernelContract} on the CUDA backend, with the contract kernels' PTX. */
@@ -23,5 +24,10 @@ class CudaKernelContractTest extends KernelContract {
     @Override
     protected void assertBackendReleased(Gpu closed) {
         assertCountedReleases(closed);
+    }
+
+    @Override
+    protected boolean capabilitiesRequired() {
+        return CudaCondition.required();
     }
 }
