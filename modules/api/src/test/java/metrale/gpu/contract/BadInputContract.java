@@ -209,6 +209,51 @@ public abstract class BadInputContract extends GpuContract {
         assertStillWorks();
     }
 
+    /**
+     * A negative size, pitch or count, or a byte value out of range, cannot be said to CUDA (its
+     * sizes are unsigned): the runtime refuses it before the driver, naming the value, and the
+     * driver sees no call.
+     */
+    @Test
+    public void negativeValuesNeverReachTheDriver() {
+        CountingDriver driver = counted();
+        DevicePtr p = gpu.alloc(256);
+        DevicePtr q = gpu.alloc(256);
+        DevicePtr chunk = gpu.allocArena(4096);
+        Stream s = gpu.createStream();
+        var noop = kernel("noop");
+        Map<String, ThrowingCallable> calls = new LinkedHashMap<>();
+        calls.put("-1", () -> gpu.alloc(-1));
+        calls.put("-8", () -> gpu.allocManaged(-8));
+        calls.put("-2", () -> gpu.allocArena(-2));
+        calls.put("-3", () -> gpu.allocHostPinned(-3));
+        calls.put("-4", () -> gpu.copyD2D(p, q, -4));
+        calls.put("-5", () -> gpu.copyD2DAsync(p, q, -5, s));
+        calls.put("-6", () -> gpu.copyD2D2DAsync(p, -6, q, 64, 32, 2, s));
+        calls.put("-7", () -> gpu.copyD2D2DAsync(p, 64, q, -7, 32, 2, s));
+        calls.put("-9", () -> gpu.copyD2D2DAsync(p, 64, q, 64, -9, 2, s));
+        calls.put("-10", () -> gpu.copyD2D2DAsync(p, 64, q, 64, 32, -10, s));
+        calls.put("-11", () -> gpu.memset(p, 0, -11));
+        calls.put("-12", () -> gpu.memsetAsync(p, 0, -12, s));
+        calls.put("256", () -> gpu.memset(p, 256, 8));
+        calls.put("-13", () -> gpu.memsetAsync(p, -13, 8, s));
+        calls.put("-14", () -> gpu.setMaxDynamicSharedMemory(noop, -14));
+        calls.put("-15", () -> gpu.noteArenaUse(chunk, -15));
+        Map<String, Long> before = driver.callsByMethod();
+        assertLedgerUnchanged(() -> {
+            for (var c : calls.entrySet()) {
+                RuntimeException e = assertBadArgument(c.getKey(), c.getValue());
+                assertThat(e).as("the refusal of %s", c.getKey())
+                        .isInstanceOfAny(IllegalArgumentException.class, IndexOutOfBoundsException.class);
+                assertThat(driver.callsByMethod()).as("driver calls made for the bad value %s", c.getKey()).isEqualTo(before);
+            }
+        });
+        gpu.destroyStream(s);
+        gpu.freeArena(chunk);
+        gpu.free(p);
+        gpu.free(q);
+    }
+
     /** 2D copy rules: a pitch smaller than the width, or rows past either allocation's end, are INVALID_VALUE; width or height 0 does nothing (case 11). */
     @Test
     public void bad2DCopies() {
