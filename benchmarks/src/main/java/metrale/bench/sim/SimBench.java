@@ -26,7 +26,6 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.infra.BenchmarkParams;
 
 /**
  * The simulator, on one core: scores are operations per second.
@@ -40,7 +39,9 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  *       thread) then {@code gpu.synchronize(stream)}; an op is the pair. Target: at least 2e6 per
  *       second.</li>
  *   <li>{@code launchSyncTraced}: the same with the launch trace recording, cleared by
- *       {@code begin()} before each batch of {@value #BATCH} (outside the timed region).</li>
+ *       {@code begin()} before each batch of {@value #BATCH} (outside the timed region). Only this
+ *       benchmark has a per-invocation set-up (in its own state, {@link Traced}): JMH timestamps
+ *       each invocation that has one, which around a call of about 200 ns would bias the others.</li>
  *   <li>{@code launchBatch}: {@value #LAUNCH_BATCH} launches of the {@code empty} twin, then one
  *       {@code gpu.synchronize(stream)}; an op is one launch, so the score is the enqueue rate
  *       with the sync spread over the batch.</li>
@@ -123,7 +124,6 @@ public class SimBench {
     private DevicePtr x;
     private DevicePtr y;
     private LaunchTrace trace;
-    private boolean traceOn;
     private final SimOpSequences programs = new SimOpSequences();
     private long seed;
 
@@ -133,11 +133,9 @@ public class SimBench {
 
     /**
      * Opens the simulator with telemetry off, loads the benchmark module, fills the buffers.
-     *
-     * @param params which benchmark runs
      */
     @Setup(Level.Trial)
-    public void setUp(BenchmarkParams params) {
+    public void setUp() {
         gpu = Gpu.builder().backend("sim").timing(false).debugSync(false).redZoneBytes(0).open();
         gpu.loadModule(MODULE, CudaFixture.ptx());
         empty = gpu.kernel(MODULE, "empty");
@@ -156,14 +154,24 @@ public class SimBench {
         emptyArgs = new KernelArgs();
         axpyArgs = new KernelArgs().f32(1.0e-3f).ptr(x).ptr(y).i32(N);
         trace = gpu.telemetry().trace();
-        traceOn = params.getBenchmark().endsWith(".launchSyncTraced");
     }
 
-    /** Clears the trace before each batch of the traced benchmark; not timed. */
-    @Setup(Level.Invocation)
-    public void clearTrace() {
-        if (traceOn) {
-            trace.begin();
+    /** The per-invocation set-up of {@code launchSyncTraced} alone. */
+    @State(Scope.Thread)
+    public static class Traced {
+
+        /** Creates the state; JMH calls it. */
+        public Traced() {
+        }
+
+        /**
+         * Clears the trace before each batch; not timed.
+         *
+         * @param bench the benchmark's state, whose runtime records the trace
+         */
+        @Setup(Level.Invocation)
+        public void clearTrace(SimBench bench) {
+            bench.trace.begin();
         }
     }
 
@@ -199,7 +207,7 @@ public class SimBench {
     /** Launch and sync with the launch trace on. */
     @Benchmark
     @OperationsPerInvocation(BATCH)
-    public void launchSyncTraced() {
+    public void launchSyncTraced(Traced traced) {
         for (int i = 0; i < BATCH; i++) {
             gpu.launch(empty, one, stream, emptyArgs);
             gpu.synchronize(stream);

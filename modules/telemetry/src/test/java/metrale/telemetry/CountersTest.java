@@ -44,7 +44,13 @@ class CountersTest {
     @Test
     void negativeBytesAreRejected() {
         assertThatThrownBy(() -> counters.h2dCopy(-1)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> counters.d2hCopy(-2)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-2");
+        assertThatThrownBy(() -> counters.d2dCopy(-3)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-3");
         assertThat(counters.h2dCopies()).isZero();
+        assertThat(counters.d2hCopies()).isZero();
+        assertThat(counters.d2dCopies()).isZero();
+        assertThatThrownBy(() -> counters.d2hSiteReport(-1)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-1");
+        assertThat(counters.d2hSiteReport(0)).as("a report of no sites").startsWith("D2H copies by call site: ");
     }
 
     @Test

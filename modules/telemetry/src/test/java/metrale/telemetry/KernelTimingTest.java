@@ -66,4 +66,26 @@ class KernelTimingTest {
         assertThat(timing.report()).isEqualTo(
                 "Kernel timing: 0 kernel(s) (timing is off: set metrale.timing=true or METRALE_TIMING=1)\n");
     }
+
+    @Test
+    void kernelsWithEqualTotalsAreOrderedByName() {
+        telemetry.trace().nameKernel(0x10, "m", "b");
+        telemetry.trace().nameKernel(0x20, "m", "a");
+        telemetry.trace().nameKernel(0x30, "m", "c");
+        timing.add(0x10, 500);
+        timing.add(0x20, 500);
+        timing.add(0x30, 900);
+        assertThat(timing.stats().keySet()).containsExactly("m::c", "m::a", "m::b");
+    }
+
+    @Test
+    void aSpanIsTheTimeBetweenBeginAndEnd() {
+        timing.setEnabled(true);
+        long before = System.nanoTime();
+        long t0 = timing.begin();
+        timing.end(0x10, t0);
+        long after = System.nanoTime();
+        // An upper bound from the clock read around the span, not a speed measurement.
+        assertThat(timing.stats().get("fn@0x10").totalNanos()).isBetween(0L, after - before);
+    }
 }

@@ -45,6 +45,7 @@ class LaunchTraceTest {
         trace.begin();
         trace.record(a);
         assertThat(trace.current()).containsExactly(a);
+        assertThat(trace.size()).isEqualTo(1);
         assertThat(trace.endAndDiff(10)).isEmpty();
         trace.record(k(3, 9, 9, 9));
         assertThat(trace.current()).isEmpty();

@@ -236,6 +236,8 @@ public final class GpuRuntime implements Gpu {
         long bestAddr = 0;
         long bestDist = -1;
         Ledger.Entry best = null;
+        long insideAddr = 0;
+        Ledger.Entry inside = null;
         while (m.find()) {
             long addr;
             try {
@@ -247,13 +249,28 @@ public final class GpuRuntime implements Gpu {
             if (near == null) {
                 return "";
             }
-            long dist = Long.compareUnsigned(addr, near.base()) < 0 ? near.base() - addr
-                    : Long.compareUnsigned(addr, near.end() + near.pad()) < 0 ? 0 : addr - (near.end() + near.pad());
+            boolean within = Long.compareUnsigned(addr, near.base()) >= 0
+                    && Long.compareUnsigned(addr, near.end() + near.pad()) < 0;
+            if (within) {
+                // A live address the message also quotes (a kernel argument, an allocation's range) is
+                // not where the access went; it is named only when the message names no other.
+                if (inside == null) {
+                    inside = near;
+                    insideAddr = addr;
+                }
+                continue;
+            }
+            long dist = Long.compareUnsigned(addr, near.base()) < 0 ? near.base() - addr : addr - (near.end() + near.pad());
             if (best == null || Long.compareUnsigned(dist, bestDist) < 0) {
                 best = near;
                 bestDist = dist;
                 bestAddr = addr;
             }
+        }
+        if (best == null && inside != null) {
+            best = inside;
+            bestAddr = insideAddr;
+            bestDist = 0;
         }
         if (best == null || Long.compareUnsigned(bestDist, NEAR) > 0) {
             return "";

@@ -41,6 +41,14 @@ public abstract class BadInputContract extends GpuContract {
         assertLedgerUnchanged(() -> assertCuda(error, call));
     }
 
+    /** As {@link #refused}, and the runtime refused it itself: its {@link CountingDriver} saw no call. */
+    private void refusedBeforeTheDriver(CudaError error, ThrowingCallable call) {
+        CountingDriver driver = CountingDriver.of(gpu);
+        Map<String, Long> before = driver.callsByMethod();
+        refused(error, call);
+        assertThat(driver.callsByMethod()).as("driver calls made by a refused call").isEqualTo(before);
+    }
+
     private static String hex(long address) {
         return Long.toHexString(address).toLowerCase(Locale.ROOT);
     }
@@ -209,6 +217,51 @@ public abstract class BadInputContract extends GpuContract {
         assertStillWorks();
     }
 
+    /**
+     * A negative size, pitch or count, or a byte value out of range, cannot be said to CUDA (its
+     * sizes are unsigned): the runtime refuses it before the driver, naming the value, and the
+     * driver sees no call.
+     */
+    @Test
+    public void negativeValuesNeverReachTheDriver() {
+        CountingDriver driver = counted();
+        DevicePtr p = gpu.alloc(256);
+        DevicePtr q = gpu.alloc(256);
+        DevicePtr chunk = gpu.allocArena(4096);
+        Stream s = gpu.createStream();
+        var noop = kernel("noop");
+        Map<String, ThrowingCallable> calls = new LinkedHashMap<>();
+        calls.put("-1", () -> gpu.alloc(-1));
+        calls.put("-8", () -> gpu.allocManaged(-8));
+        calls.put("-2", () -> gpu.allocArena(-2));
+        calls.put("-3", () -> gpu.allocHostPinned(-3));
+        calls.put("-4", () -> gpu.copyD2D(p, q, -4));
+        calls.put("-5", () -> gpu.copyD2DAsync(p, q, -5, s));
+        calls.put("-6", () -> gpu.copyD2D2DAsync(p, -6, q, 64, 32, 2, s));
+        calls.put("-7", () -> gpu.copyD2D2DAsync(p, 64, q, -7, 32, 2, s));
+        calls.put("-9", () -> gpu.copyD2D2DAsync(p, 64, q, 64, -9, 2, s));
+        calls.put("-10", () -> gpu.copyD2D2DAsync(p, 64, q, 64, 32, -10, s));
+        calls.put("-11", () -> gpu.memset(p, 0, -11));
+        calls.put("-12", () -> gpu.memsetAsync(p, 0, -12, s));
+        calls.put("256", () -> gpu.memset(p, 256, 8));
+        calls.put("-13", () -> gpu.memsetAsync(p, -13, 8, s));
+        calls.put("-14", () -> gpu.setMaxDynamicSharedMemory(noop, -14));
+        calls.put("-15", () -> gpu.noteArenaUse(chunk, -15));
+        Map<String, Long> before = driver.callsByMethod();
+        assertLedgerUnchanged(() -> {
+            for (var c : calls.entrySet()) {
+                RuntimeException e = assertBadArgument(c.getKey(), c.getValue());
+                assertThat(e).as("the refusal of %s", c.getKey())
+                        .isInstanceOfAny(IllegalArgumentException.class, IndexOutOfBoundsException.class);
+                assertThat(driver.callsByMethod()).as("driver calls made for the bad value %s", c.getKey()).isEqualTo(before);
+            }
+        });
+        gpu.destroyStream(s);
+        gpu.freeArena(chunk);
+        gpu.free(p);
+        gpu.free(q);
+    }
+
     /** 2D copy rules: a pitch smaller than the width, or rows past either allocation's end, are INVALID_VALUE; width or height 0 does nothing (case 11). */
     @Test
     public void bad2DCopies() {
@@ -254,9 +307,10 @@ public abstract class BadInputContract extends GpuContract {
     /** Launching an unknown kernel handle is INVALID_HANDLE, never a crash (case 23: f NULL is 400). */
     @Test
     public void unknownKernelHandles() {
-        refused(CudaError.INVALID_HANDLE, () -> gpu.launch(new KernelHandle(0), LaunchConfig.of(1, 1), Stream.DEFAULT, args.clear()));
-        refused(CudaError.INVALID_HANDLE, () -> gpu.launch(new KernelHandle(BOGUS), LaunchConfig.of(1, 1), Stream.DEFAULT, args.clear()));
-        refused(CudaError.INVALID_HANDLE, () -> gpu.setMaxDynamicSharedMemory(new KernelHandle(BOGUS), 65536));
+        counted();
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.launch(new KernelHandle(0), LaunchConfig.of(1, 1), Stream.DEFAULT, args.clear()));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.launch(new KernelHandle(BOGUS), LaunchConfig.of(1, 1), Stream.DEFAULT, args.clear()));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.setMaxDynamicSharedMemory(new KernelHandle(BOGUS), 65536));
         gpu.synchronize();
         assertStillWorks();
     }
@@ -264,9 +318,10 @@ public abstract class BadInputContract extends GpuContract {
     /** A handle from a module that was replaced is INVALID_HANDLE: a launch never reaches unloaded code. */
     @Test
     public void handlesOfAReplacedModuleAreRefused() {
+        counted();
         KernelHandle old = gpu.kernel(MODULE, "noop");
         prepareKernels(gpu);
-        refused(CudaError.INVALID_HANDLE, () -> gpu.launch(old, LaunchConfig.of(1, 1), Stream.DEFAULT, args.clear()));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.launch(old, LaunchConfig.of(1, 1), Stream.DEFAULT, args.clear()));
         KernelHandle fresh = gpu.kernel(MODULE, "noop");
         gpu.launch(fresh, LaunchConfig.of(1, 1), Stream.DEFAULT, args.clear());
         gpu.synchronize();
@@ -320,14 +375,16 @@ public abstract class BadInputContract extends GpuContract {
     /** Unknown streams are INVALID_HANDLE; destroying the legacy stream is INVALID_HANDLE. */
     @Test
     public void unknownStreams() {
+        counted();
+        kernel("noop");
         Stream bogus = new Stream(BOGUS);
         DevicePtr p = gpu.alloc(64);
-        refused(CudaError.INVALID_HANDLE, () -> gpu.synchronize(bogus));
-        refused(CudaError.INVALID_HANDLE, () -> gpu.streamQuery(bogus));
-        refused(CudaError.INVALID_HANDLE, () -> gpu.memsetAsync(p, 0, 64, bogus));
-        refused(CudaError.INVALID_HANDLE, () -> noop(bogus));
-        refused(CudaError.INVALID_HANDLE, () -> gpu.destroyStream(bogus));
-        refused(CudaError.INVALID_HANDLE, () -> gpu.destroyStream(Stream.DEFAULT));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.synchronize(bogus));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.streamQuery(bogus));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.memsetAsync(p, 0, 64, bogus));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> noop(bogus));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.destroyStream(bogus));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.destroyStream(Stream.DEFAULT));
         gpu.free(p);
         assertStillWorks();
     }
@@ -335,20 +392,22 @@ public abstract class BadInputContract extends GpuContract {
     /** A destroyed stream is INVALID_HANDLE for every later use. */
     @Test
     public void destroyedStreams() {
+        counted();
+        kernel("noop");
         Stream s = gpu.createStream();
         Event e = gpu.createEvent();
         DevicePtr p = gpu.alloc(64);
         DevicePtr q = gpu.alloc(64);
         gpu.destroyStream(s);
-        refused(CudaError.INVALID_HANDLE, () -> gpu.synchronize(s));
-        refused(CudaError.INVALID_HANDLE, () -> gpu.streamQuery(s));
-        refused(CudaError.INVALID_HANDLE, () -> noop(s));
-        refused(CudaError.INVALID_HANDLE, () -> gpu.memsetAsync(p, 0, 64, s));
-        refused(CudaError.INVALID_HANDLE, () -> gpu.copyD2DAsync(p, q, 64, s));
-        refused(CudaError.INVALID_HANDLE, () -> gpu.recordEvent(e, s));
-        refused(CudaError.INVALID_HANDLE, () -> gpu.streamWaitEvent(s, e));
-        refused(CudaError.INVALID_HANDLE, () -> gpu.beginCapture(s));
-        refused(CudaError.INVALID_HANDLE, () -> gpu.destroyStream(s));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.synchronize(s));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.streamQuery(s));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> noop(s));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.memsetAsync(p, 0, 64, s));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.copyD2DAsync(p, q, 64, s));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.recordEvent(e, s));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.streamWaitEvent(s, e));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.beginCapture(s));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.destroyStream(s));
         gpu.destroyEvent(e);
         gpu.free(p);
         gpu.free(q);
@@ -358,18 +417,19 @@ public abstract class BadInputContract extends GpuContract {
     /** A destroyed or unknown event is INVALID_HANDLE for every later use. */
     @Test
     public void destroyedAndUnknownEvents() {
+        counted();
         Stream s = gpu.createStream();
         Event e = gpu.createEvent();
         Event live = gpu.createEvent();
         gpu.recordEvent(e, s);
         gpu.destroyEvent(e);
         for (Event bad : new Event[] {e, new Event(BOGUS)}) {
-            refused(CudaError.INVALID_HANDLE, () -> gpu.recordEvent(bad, s));
-            refused(CudaError.INVALID_HANDLE, () -> gpu.eventQuery(bad));
-            refused(CudaError.INVALID_HANDLE, () -> gpu.eventSynchronize(bad));
-            refused(CudaError.INVALID_HANDLE, () -> gpu.streamWaitEvent(s, bad));
-            refused(CudaError.INVALID_HANDLE, () -> gpu.elapsedMillis(bad, live));
-            refused(CudaError.INVALID_HANDLE, () -> gpu.destroyEvent(bad));
+            refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.recordEvent(bad, s));
+            refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.eventQuery(bad));
+            refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.eventSynchronize(bad));
+            refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.streamWaitEvent(s, bad));
+            refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.elapsedMillis(bad, live));
+            refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.destroyEvent(bad));
         }
         gpu.destroyEvent(live);
         gpu.destroyStream(s);
@@ -379,6 +439,7 @@ public abstract class BadInputContract extends GpuContract {
     /** A destroyed or unknown graph is refused with INVALID_HANDLE or INVALID_VALUE, never run. */
     @Test
     public void destroyedAndUnknownGraphs() {
+        CountingDriver driver = counted();
         Stream s = gpu.createStream();
         DevicePtr p = gpu.alloc(64);
         gpu.memset(p, 0, 64);
@@ -387,12 +448,14 @@ public abstract class BadInputContract extends GpuContract {
         addI32(p, 1, 16, s);
         GraphHandle g = gpu.endCapture(s);
         gpu.destroyGraph(g);
+        Map<String, Long> before = driver.callsByMethod();
         for (GraphHandle bad : new GraphHandle[] {g, new GraphHandle(BOGUS), new GraphHandle(0)}) {
             assertLedgerUnchanged(() -> {
                 assertCudaOneOf(() -> gpu.launchGraph(bad, s), CudaError.INVALID_HANDLE, CudaError.INVALID_VALUE);
                 assertCudaOneOf(() -> gpu.destroyGraph(bad), CudaError.INVALID_HANDLE, CudaError.INVALID_VALUE);
             });
         }
+        assertThat(driver.callsByMethod()).as("driver calls made for dead graphs").isEqualTo(before);
         gpu.synchronize();
         assertThat(readInts(p, 16)).as("the destroyed graph never ran").containsOnly(0);
         gpu.destroyStream(s);

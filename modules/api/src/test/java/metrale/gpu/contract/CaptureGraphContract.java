@@ -2,15 +2,21 @@ package metrale.gpu.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import metrale.gpu.CaptureMode;
 import metrale.gpu.CaptureStatus;
 import metrale.gpu.CudaError;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Dim3;
 import metrale.gpu.Event;
+import metrale.gpu.GpuException;
 import metrale.gpu.GraphHandle;
 import metrale.gpu.LaunchConfig;
 import metrale.gpu.Stream;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -105,16 +111,30 @@ public abstract class CaptureGraphContract extends GpuContract {
         gpu.free(dst);
     }
 
-    /** An empty capture is a valid graph that does nothing. */
+    /**
+     * An empty capture is a valid graph that does nothing: replaying it leaves memory as it was,
+     * and work enqueued after it on the stream runs.
+     */
     @Test
     public void emptyCaptureIsAValidGraph() {
         Stream s = gpu.createStream();
+        DevicePtr p = gpu.alloc(64);
+        gpu.copyH2D(ints(16, 5), p);
         gpu.beginCapture(s);
         GraphHandle g = gpu.endCapture(s);
+        assertThat(gpu.captureStatus(s)).isEqualTo(CaptureStatus.NONE);
+        gpu.launchGraph(g, s);
         gpu.launchGraph(g, s);
         gpu.synchronize(s);
+        assertThat(readInts(p, 16)).as("after two replays of the empty graph").containsOnly(5);
+        gpu.launchGraph(g, s);
+        addI32(p, 1, 16, s);
+        gpu.synchronize(s);
+        assertThat(gpu.streamQuery(s)).isTrue();
+        assertThat(readInts(p, 16)).as("work after the replay ran").containsOnly(6);
         gpu.destroyGraph(g);
         gpu.destroyStream(s);
+        gpu.free(p);
     }
 
     /** A replay follows earlier work on its stream, and a later stream can wait for it through an event. */
@@ -258,6 +278,61 @@ public abstract class CaptureGraphContract extends GpuContract {
         assertThat(readInts(p, 16)).as("only the work after the failed capture ran").containsOnly(2);
         gpu.destroyStream(s);
         gpu.free(p);
+    }
+
+    /**
+     * Once a capture is invalidated, every kind of work enqueued on its stream is
+     * STREAM_CAPTURE_INVALIDATED (901) and none of it runs: async copies each way, device to
+     * device, 2D, memset, launch, event record and graph launch; End is 901 too.
+     */
+    @Test
+    public void everyEnqueueOnAnInvalidatedCaptureIsRefused() {
+        Stream s = gpu.createStream();
+        Stream other = gpu.createStream();
+        DevicePtr a = gpu.alloc(256);
+        DevicePtr b = gpu.alloc(256);
+        MemorySegment host = gpu.allocHostPinned(256);
+        host.fill((byte) 5);
+        Event e = gpu.createEvent();
+        gpu.beginCapture(other);
+        addI32(b, 1, 64, other);
+        GraphHandle g = gpu.endCapture(other);
+        gpu.memset(a, 7, 256);
+        gpu.memset(b, 0, 256);
+        gpu.synchronize();
+
+        gpu.beginCapture(s);
+        assertCuda(CudaError.STREAM_CAPTURE_UNSUPPORTED, () -> gpu.synchronize(s));
+        assertThat(gpu.captureStatus(s)).isEqualTo(CaptureStatus.INVALIDATED);
+        Map<String, ThrowingCallable> enqueues = new LinkedHashMap<>();
+        enqueues.put("copyH2DAsync", () -> gpu.copyH2DAsync(host, b, s));
+        enqueues.put("copyH2DAsyncRetained", () -> gpu.copyH2DAsyncRetained(host, b, s));
+        enqueues.put("copyD2HAsync", () -> gpu.copyD2HAsync(a, host, s));
+        enqueues.put("copyD2DAsync", () -> gpu.copyD2DAsync(a, b, 256, s));
+        enqueues.put("copyD2D2DAsync", () -> gpu.copyD2D2DAsync(a, 64, b, 64, 32, 4, s));
+        enqueues.put("memsetAsync", () -> gpu.memsetAsync(b, 9, 256, s));
+        enqueues.put("launch", () -> addI32(b, 3, 64, s));
+        enqueues.put("recordEvent", () -> gpu.recordEvent(e, s));
+        enqueues.put("launchGraph", () -> gpu.launchGraph(g, s));
+        for (var c : enqueues.entrySet()) {
+            GpuException x = assertCuda(CudaError.STREAM_CAPTURE_INVALIDATED, c.getValue());
+            assertThat(x.getMessage()).as("%s on the invalidated capture", c.getKey()).isNotBlank();
+            assertThat(gpu.captureStatus(s)).as("after %s", c.getKey()).isEqualTo(CaptureStatus.INVALIDATED);
+        }
+        assertCuda(CudaError.STREAM_CAPTURE_INVALIDATED, () -> gpu.endCapture(s));
+        assertThat(gpu.captureStatus(s)).isEqualTo(CaptureStatus.NONE);
+        gpu.synchronize();
+        assertThat(readBytes(b, 256)).as("nothing refused ran").containsOnly((byte) 0);
+        assertThat(readBytes(a, 256)).containsOnly((byte) 7);
+        assertThat(host.toArray(ValueLayout.JAVA_BYTE)).as("the host buffer").containsOnly((byte) 5);
+        assertThat(gpu.eventQuery(e)).as("an event never recorded is complete").isTrue();
+        gpu.destroyGraph(g);
+        gpu.destroyEvent(e);
+        gpu.freeHostPinned(host);
+        gpu.destroyStream(other);
+        gpu.destroyStream(s);
+        gpu.free(a);
+        gpu.free(b);
     }
 
     /** Querying the capturing stream or synchronizing the device is unsupported too. */

@@ -265,6 +265,31 @@ public abstract class CopyContract extends GpuContract {
         gpu.free(p);
     }
 
+    /**
+     * copyD2HOnStream into page-locked memory, where the copy itself is asynchronous, has landed
+     * when it returns, and every byte of a heap destination too.
+     */
+    @Test
+    public void copyD2HOnStreamIntoPinnedMemoryHasLandedOnReturn() {
+        Stream s = gpu.createStream(true);
+        DevicePtr p = gpu.alloc(256);
+        MemorySegment pinned = gpu.allocHostPinned(256);
+        pinned.fill((byte) 0);
+        gpu.memsetAsync(p, 0, 256, s);
+        fill(p, 7f, 64, s);
+        gpu.copyD2HOnStream(p, pinned, s);
+        for (int i = 0; i < 64; i++) {
+            assertThat(pinned.getAtIndex(ValueLayout.JAVA_FLOAT, i)).as("float %d", i).isEqualTo(7f);
+        }
+        fill(p, 8f, 64, s);
+        float[] heap = new float[64];
+        gpu.copyD2HOnStream(p, MemorySegment.ofArray(heap), s);
+        assertThat(heap).containsOnly(8f);
+        gpu.freeHostPinned(pinned);
+        gpu.destroyStream(s);
+        gpu.free(p);
+    }
+
     /** An async D2H lands after the stream is synchronized; before that it is stale where observable. */
     @Test
     public void copyD2HAsyncLandsAfterSync() {

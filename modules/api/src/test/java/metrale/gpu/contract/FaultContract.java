@@ -3,6 +3,7 @@ package metrale.gpu.contract;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import java.lang.foreign.MemorySegment;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
@@ -11,6 +12,7 @@ import metrale.gpu.DevicePtr;
 import metrale.gpu.Event;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuException;
+import metrale.gpu.GraphHandle;
 import metrale.gpu.LaunchConfig;
 import metrale.gpu.StickyFaultException;
 import metrale.gpu.Stream;
@@ -77,15 +79,73 @@ public abstract class FaultContract extends GpuContract {
         fault(s);
     }
 
-    /** After the fault every device call fails fast with StickyFaultException naming the original. */
+    /**
+     * After the fault every device call fails fast with StickyFaultException naming the original,
+     * refused by the runtime before the driver: the driver sees no call at all.
+     */
     @Test
     public void everyLaterCallFailsFastNamingTheFault() {
+        CountingDriver driver = counted();
         DevicePtr p = gpu.alloc(256);
         Stream s = gpu.createStream();
         Event e = gpu.createEvent();
+        Event e2 = gpu.createEvent();
         var noop = kernel("noop");
+        DevicePtr chunk = gpu.allocArena(4096);
+        MemorySegment pinned = gpu.allocHostPinned(4096);
+        Stream cs = gpu.createStream();
+        gpu.beginCapture(cs);
+        noop(cs);
+        GraphHandle g = gpu.endCapture(cs);
         fault(Stream.DEFAULT);
         Map<String, ThrowingCallable> calls = new LinkedHashMap<>();
+        calls.put("backendName", () -> gpu.backendName());
+        calls.put("device", () -> gpu.device());
+        calls.put("unwrap", () -> gpu.unwrap(Object.class));
+        calls.put("allocArena", () -> gpu.allocArena(4096));
+        calls.put("freeArena", () -> gpu.freeArena(chunk));
+        calls.put("noteArenaUse", () -> gpu.noteArenaUse(chunk, 16));
+        calls.put("chunkSlackBytes", () -> gpu.chunkSlackBytes());
+        calls.put("liveBytes", () -> gpu.liveBytes());
+        calls.put("liveAllocCount", () -> gpu.liveAllocCount());
+        calls.put("liveAllocations", () -> gpu.liveAllocations());
+        calls.put("allocReport", () -> gpu.allocReport(5, 0));
+        calls.put("sweepUnreleased", () -> gpu.sweepUnreleased());
+        calls.put("poisonRedzones", () -> gpu.poisonRedzones(0, Long.MAX_VALUE));
+        calls.put("scanRedzones", () -> gpu.scanRedzones());
+        calls.put("findRedzoneViolations", () -> gpu.findRedzoneViolations());
+        calls.put("copyD2HOnStream", () -> gpu.copyD2HOnStream(p, pinned.asSlice(0, 64), s));
+        calls.put("copyD2HAsync", () -> gpu.copyD2HAsync(p, pinned.asSlice(0, 64), s));
+        calls.put("copyH2DAsync", () -> gpu.copyH2DAsync(pinned.asSlice(0, 64), p, s));
+        calls.put("copyH2DAsyncRetained", () -> gpu.copyH2DAsyncRetained(pinned.asSlice(0, 64), p, s));
+        calls.put("copyD2DAsync", () -> gpu.copyD2DAsync(p, p.plus(128), 64, s));
+        calls.put("copyD2D2DAsync", () -> gpu.copyD2D2DAsync(p, 64, p.plus(128), 64, 32, 2, s));
+        calls.put("hasModule", () -> gpu.hasModule(MODULE));
+        calls.put("kernelRegistry", () -> gpu.kernelRegistry());
+        calls.put("opCache", () -> gpu.opCache());
+        calls.put("compileCuda", () -> gpu.compileCuda("k", "extern \"C\" __global__ void k() {}"));
+        calls.put("setMaxDynamicSharedMemory", () -> gpu.setMaxDynamicSharedMemory(noop, 1024));
+        calls.put("defaultStream", () -> gpu.defaultStream());
+        calls.put("destroyStream", () -> gpu.destroyStream(s));
+        calls.put("eventQuery", () -> gpu.eventQuery(e));
+        calls.put("streamWaitEvent", () -> gpu.streamWaitEvent(s, e));
+        calls.put("elapsedMillis", () -> gpu.elapsedMillis(e, e2));
+        calls.put("destroyEvent", () -> gpu.destroyEvent(e2));
+        calls.put("abortCaptureIfActive", () -> gpu.abortCaptureIfActive(cs));
+        calls.put("endCapture", () -> gpu.endCapture(cs));
+        calls.put("streamIsCapturing", () -> gpu.streamIsCapturing(cs));
+        calls.put("captureStatus", () -> gpu.captureStatus(cs));
+        calls.put("launchGraph", () -> gpu.launchGraph(g, s));
+        calls.put("destroyGraph", () -> gpu.destroyGraph(g));
+        calls.put("totalMemory", () -> gpu.totalMemory());
+        calls.put("freeMemory", () -> gpu.freeMemory());
+        calls.put("deviceFreeMemory", () -> gpu.deviceFreeMemory());
+        calls.put("smCount", () -> gpu.smCount());
+        calls.put("bindToThread", () -> gpu.bindToThread());
+        calls.put("debugSyncKernels", () -> gpu.debugSyncKernels());
+        calls.put("freeHostPinned", () -> gpu.freeHostPinned(pinned));
+        calls.put("hostPtrToDevice", () -> gpu.hostPtrToDevice(pinned));
+        calls.put("isPinned", () -> gpu.isPinned(pinned));
         calls.put("alloc", () -> gpu.alloc(64));
         calls.put("allocManaged", () -> gpu.allocManaged(64));
         calls.put("free", () -> gpu.free(p));
@@ -106,10 +166,13 @@ public abstract class FaultContract extends GpuContract {
         calls.put("kernel", () -> gpu.kernel(MODULE, "fill_f32"));
         calls.put("beginCapture", () -> gpu.beginCapture(s));
         calls.put("allocHostPinned", () -> gpu.allocHostPinned(64));
+        Map<String, Long> before = driver.callsByMethod();
         for (var c : calls.entrySet()) {
             assertSticky(c.getKey(), c.getValue());
+            assertThat(driver.callsByMethod()).as("driver calls made by the refused %s", c.getKey()).isEqualTo(before);
         }
         assertSticky("synchronize() again", () -> gpu.synchronize());
+        assertThat(driver.callsByMethod()).as("driver calls made by the refused synchronize()").isEqualTo(before);
     }
 
     /** The fault is latched for every thread, not only the one that saw it. */

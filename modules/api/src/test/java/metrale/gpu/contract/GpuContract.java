@@ -9,6 +9,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.UnaryOperator;
@@ -75,6 +76,7 @@ public abstract class GpuContract {
 
     private boolean leakCheck;
     private final Map<String, KernelHandle> handles = new HashMap<>();
+    private final Map<Gpu, CountingDriver> counting = new IdentityHashMap<>();
 
     /** Creates the base; subclasses are instantiated by JUnit. */
     protected GpuContract() {
@@ -108,14 +110,43 @@ public abstract class GpuContract {
     }
 
     /**
-     * Checks, after {@code closed} was closed, that the backend released what the runtime held.
-     * The API cannot see the device once closed, so this is a backend's hook; by default it
-     * checks only that the runtime reports itself closed.
+     * Checks, after {@code closed} was closed, that the backend released what the runtime held:
+     * every device allocation, page-locked host block, stream, event, module and graph, including
+     * what the test leaked on purpose, which {@link Gpu#close()} must free. The API cannot see the
+     * device once closed, so each backend answers from what its driver can observe; a backend
+     * whose driver it cannot look into opens through {@link CountingDriver#over(GpuBuilder)} and
+     * calls {@link #assertCountedReleases(Gpu)}. After a latched sticky fault the driver refuses
+     * releases, so only the asking is required then.
      *
      * @param closed a runtime after {@link Gpu#close()}
      */
-    protected void assertBackendReleased(Gpu closed) {
-        assertThat(closed.isClosed()).isTrue();
+    protected abstract void assertBackendReleased(Gpu closed);
+
+    /**
+     * Asserts that the runtime asked its {@link CountingDriver} to release every handle it had
+     * obtained before it closed the driver, and, unless it latched a sticky fault, that the driver
+     * accepted each release.
+     *
+     * @param closed a runtime opened through {@link CountingDriver#over(GpuBuilder)}, after close
+     */
+    protected final void assertCountedReleases(Gpu closed) {
+        CountingDriver d = counting.get(closed);
+        assertThat(d).as("the counting driver of %s (opened through CountingDriver.over?)", closed).isNotNull();
+        assertThat(d.closed()).as("the runtime closed its driver").isTrue();
+        assertThat(d.leftAtClose()).as("handles the runtime never released before closing the driver").isEmpty();
+        if (closed.fault().isEmpty()) {
+            assertThat(d.failedReleases()).as("releases the driver refused").isEmpty();
+        }
+    }
+
+    /**
+     * {@return whether a missing optional capability (NVRTC for {@link Gpu#compileCuda}) fails the
+     * test instead of being accepted} False by default, where the backend may lack it (the
+     * simulator has no compiler); CUDA answers true on a GPU host run with
+     * {@code -Dmetrale.gpu.required=true}, which must have everything the tests exercise.
+     */
+    protected boolean capabilitiesRequired() {
+        return false;
     }
 
     // ---- lifecycle ----------------------------------------------------------------------------
@@ -125,6 +156,7 @@ public abstract class GpuContract {
     public final void openRuntime() {
         leakCheck = true;
         handles.clear();
+        counting.clear();
         gpu = open(UnaryOperator.identity());
         args = new KernelArgs();
     }
@@ -157,6 +189,7 @@ public abstract class GpuContract {
      */
     protected final Gpu open(UnaryOperator<GpuBuilder> options) {
         Gpu g = options.apply(builder()).open();
+        g.unwrap(CountingDriver.class).ifPresent(d -> counting.put(g, d));
         try {
             prepareKernels(g);
         } catch (RuntimeException | Error e) {
@@ -173,8 +206,20 @@ public abstract class GpuContract {
      */
     protected final void reopen(UnaryOperator<GpuBuilder> options) {
         gpu.close();
+        assertBackendReleased(gpu);
         handles.clear();
         gpu = open(options);
+    }
+
+    /**
+     * {@return the {@link CountingDriver} under {@link #gpu}} Reopens {@link #gpu} through it
+     * first (with the backend's plain options) where the backend does not open through it already.
+     */
+    protected final CountingDriver counted() {
+        if (gpu.unwrap(CountingDriver.class).isEmpty()) {
+            reopen(CountingDriver::over);
+        }
+        return CountingDriver.of(gpu);
     }
 
     /** Skips the after-test check that the ledger is empty: for tests that leave entries on purpose. */

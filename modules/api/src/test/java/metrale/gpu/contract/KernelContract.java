@@ -168,13 +168,26 @@ public abstract class KernelContract extends GpuContract {
         gpu.free(dOut);
     }
 
-    /** Two- and three-dimensional grids and blocks launch (a no-op kernel). */
+    /**
+     * Two- and three-dimensional grids and blocks, the largest grid y and the largest block, run
+     * every thread exactly once with its own indices.
+     */
     @Test
     public void multiDimensionalConfigsLaunch() {
-        gpu.launch(kernel("noop"), LaunchConfig.of(Dim3.of(2, 3, 4), Dim3.of(4, 4, 4)), Stream.DEFAULT, args.clear());
-        gpu.launch(kernel("noop"), LaunchConfig.of(Dim3.of(1, 65535, 1), Dim3.of(1024)), Stream.DEFAULT, args.clear());
-        gpu.launch(kernel("noop"), LaunchConfig.of(Dim3.of(1), Dim3.of(1, 1, 64)), Stream.DEFAULT, args.clear());
-        gpu.synchronize();
+        List<LaunchConfig> configs = List.of(
+                LaunchConfig.of(Dim3.of(2, 3, 4), Dim3.of(4, 4, 4)),
+                LaunchConfig.of(Dim3.of(1, 65535, 1), Dim3.of(1)),
+                LaunchConfig.of(Dim3.of(3), Dim3.of(1024)),
+                LaunchConfig.of(Dim3.of(1), Dim3.of(1, 1, 64)));
+        for (LaunchConfig c : configs) {
+            int threads = c.grid().x() * c.grid().y() * c.grid().z() * c.block().x() * c.block().y() * c.block().z();
+            DevicePtr out = gpu.alloc(4L * threads);
+            gpu.memset(out, 0, 4L * threads);
+            gpu.launch(kernel("thread_ids"), c, Stream.DEFAULT, args.clear().ptr(out));
+            gpu.synchronize();
+            assertThat(readInts(out, threads)).as("every thread of %s, once", c).containsExactly(iota(threads, 1));
+            gpu.free(out);
+        }
     }
 
     /** Launches copy their arguments: the buffer may be refilled once launch returns. */
@@ -288,7 +301,10 @@ public abstract class KernelContract extends GpuContract {
         gpu.free(out);
     }
 
-    /** Compiling CUDA C either works (the PTX loads and runs) or says NOT_SUPPORTED. */
+    /**
+     * Compiling CUDA C either works (the PTX loads and runs) or says NOT_SUPPORTED; where the
+     * backend's capabilities are required, it must work.
+     */
     @Test
     public void compileCudaWorksOrIsNotSupported() {
         String src = "extern \"C\" __global__ void twice(int* p, int n) {"
@@ -298,6 +314,8 @@ public abstract class KernelContract extends GpuContract {
             ptx = gpu.compileCuda("twice", src);
         } catch (GpuException e) {
             assertThat(e.error()).as("why compileCuda failed: %s", e.getMessage()).isEqualTo(CudaError.NOT_SUPPORTED);
+            assertThat(capabilitiesRequired()).as("compileCuda is NOT_SUPPORTED where capabilities are required: %s",
+                    e.getMessage()).isFalse();
             return;
         }
         assertThat(new String(ptx, StandardCharsets.US_ASCII)).contains(".entry").contains("twice");

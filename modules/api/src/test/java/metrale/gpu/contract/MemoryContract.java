@@ -245,17 +245,27 @@ public abstract class MemoryContract extends GpuContract {
         gpu.freeArena(chunk);
     }
 
-    /** Closing the runtime frees what the ledger still holds; the runtime reports itself closed. */
+    /**
+     * Closing the runtime frees what the ledger still holds, and every arena chunk, page-locked
+     * block, stream, event, graph and module it made: the backend sees nothing left. Close is
+     * idempotent.
+     */
     @Test
     public void closeFreesWhatTheLedgerHolds() {
         allowLeaks();
         gpu.alloc(64);
         gpu.allocManaged(64);
+        gpu.allocArena(4096);
         gpu.allocHostPinned(4096);
-        gpu.createStream();
+        Stream s = gpu.createStream();
         gpu.createEvent();
+        gpu.beginCapture(s);
+        noop(s);
+        gpu.endCapture(s);
+        assertThat(gpu.liveAllocCount()).isEqualTo(2);
         gpu.close();
         assertThat(gpu.isClosed()).isTrue();
+        assertBackendReleased(gpu);
         gpu.close();
         assertThat(gpu.isClosed()).isTrue();
     }

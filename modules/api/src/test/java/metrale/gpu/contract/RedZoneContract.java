@@ -115,20 +115,71 @@ public abstract class RedZoneContract extends GpuContract {
         gpu.free(b);
     }
 
-    /** Buffers created before the minimum index get no red zone; those from it on do. */
+    /**
+     * Buffers created before the minimum index get no red zone (the driver is asked for their
+     * size alone, and no pad is filled); those from it on do, and their overflows are found.
+     */
     @Test
     public void minimumIndexSkipsEarlierBuffers() {
-        reopen(b -> b.redZoneBytes(PAD).redZoneMinIndex(2));
+        reopen(b -> CountingDriver.over(b.redZoneBytes(PAD).redZoneMinIndex(2)));
+        CountingDriver driver = CountingDriver.of(gpu);
+        int allocsBefore = driver.allocSizes().size();
+        long fillsBefore = driver.calls("memsetD8");
         DevicePtr first = gpu.alloc(400);
         DevicePtr second = gpu.alloc(400);
         DevicePtr third = gpu.alloc(400);
-        assertThat(gpu.liveAllocations().get(2).index()).isGreaterThanOrEqualTo(2);
+        List<Allocation> live = gpu.liveAllocations();
+        List<Long> indices = live.stream().map(Allocation::index).toList();
+        assertThat(indices).as("creation indices on both sides of the minimum").contains(2L).anyMatch(i -> i < 2);
+        List<Long> asked = driver.allocSizes().subList(allocsBefore, allocsBefore + 3);
+        for (int i = 0; i < 3; i++) {
+            long index = live.get(i).index();
+            assertThat(asked.get(i)).as("bytes asked of the driver for the buffer with index %d", index)
+                    .isEqualTo(index >= 2 ? 400L + PAD : 400L);
+        }
+        long padded = indices.stream().filter(i -> i >= 2).count();
+        assertThat(driver.calls("memsetD8") - fillsBefore).as("pad fills").isEqualTo(padded);
         writePast(first, 100, 0);
         writePast(third, 100, 2);
         assertThat(gpu.findRedzoneViolations()).extracting(r -> r.allocation().ptr()).containsExactly(third);
         gpu.free(first);
         gpu.free(second);
         gpu.free(third);
+    }
+
+    /** An overflow that starts inside the pad, not at its first byte, is reported where it starts. */
+    @Test
+    public void overflowInsideThePadIsReportedAtItsOffset() {
+        reopen(b -> b.redZoneBytes(PAD));
+        DevicePtr p = gpu.alloc(400);
+        // Two floats of 1.0f (bytes 00 00 80 3f, none equal to the fill) at pad bytes 8..15.
+        fill(p.plus(400 + 8), 1f, 2, Stream.DEFAULT);
+        gpu.synchronize();
+        assertThat(gpu.findRedzoneViolations()).singleElement().satisfies(r -> {
+            assertThat(r.allocation().ptr()).isEqualTo(p);
+            assertThat(r.firstBadOffset()).isEqualTo(8);
+            assertThat(r.badBytes()).isEqualTo(8);
+        });
+        gpu.free(p);
+    }
+
+    /**
+     * A pad longer than one read-back piece (the scan reads at most 1 MiB per driver call) has an
+     * overflow found at its offset from the pad's start, past the first piece.
+     */
+    @Test
+    public void overflowDeepInALargePadIsReportedAtItsOffset() {
+        long bigPad = (1L << 20) + 4096;
+        long at = (1L << 20) + 64;
+        reopen(b -> b.redZoneBytes(bigPad));
+        DevicePtr p = gpu.alloc(256);
+        fill(p.plus(256 + at), 1f, 4, Stream.DEFAULT);
+        gpu.synchronize();
+        assertThat(gpu.findRedzoneViolations()).singleElement().satisfies(r -> {
+            assertThat(r.firstBadOffset()).isEqualTo(at);
+            assertThat(r.badBytes()).isEqualTo(16);
+        });
+        gpu.free(p);
     }
 
     /** Red zones do not change what a buffer holds or where copies land. */

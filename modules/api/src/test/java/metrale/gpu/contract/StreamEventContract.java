@@ -56,6 +56,9 @@ public abstract class StreamEventContract extends GpuContract {
         Stream s = gpu.createStream(true);
         DevicePtr p = gpu.alloc(64);
         fill(p, 2f, 16, s);
+        if (observableAsync()) {
+            assertThat(gpu.streamQuery(s)).as("a query while the fill is pending").isFalse();
+        }
         assertThat(pollUntil(() -> gpu.streamQuery(s))).as("the stream became idle").isTrue();
         assertThat(readFloats(p, 16)).containsOnly(2f);
         gpu.destroyStream(s);
@@ -134,6 +137,9 @@ public abstract class StreamEventContract extends GpuContract {
         Event e = gpu.createEvent();
         noop(s);
         gpu.recordEvent(e, s);
+        if (observableAsync()) {
+            assertThat(gpu.eventQuery(e)).as("a query while the recorded work is pending").isFalse();
+        }
         assertThat(pollUntil(() -> gpu.eventQuery(e))).isTrue();
         gpu.destroyEvent(e);
         gpu.destroyStream(s);

@@ -2,6 +2,7 @@ package metrale.gpu.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Optional;
 import metrale.gpu.DevicePtr;
@@ -149,6 +150,43 @@ public abstract class TelemetryContract extends GpuContract {
         }
         assertThat(c.launches() - before).isEqualTo(5);
         gpu.synchronize();
+    }
+
+    /** Every kind of copy is counted once, with its bytes, in its direction; a stream sync is counted. */
+    @Test
+    public void everyCopyKindIsCountedWithItsBytes() {
+        Counters c = gpu.telemetry().counters();
+        DevicePtr p = gpu.alloc(512);
+        DevicePtr q = gpu.alloc(512);
+        MemorySegment pinned = gpu.allocHostPinned(4096);
+        Stream s = gpu.createStream();
+        gpu.synchronize();
+        long h2d = c.h2dCopies();
+        long d2h = c.d2hCopies();
+        long d2d = c.d2dCopies();
+        long bh2d = c.bytesH2D();
+        long bd2h = c.bytesD2H();
+        long bd2d = c.bytesD2D();
+        long syncs = c.streamSyncs();
+        gpu.copyH2D(new byte[100], p);
+        gpu.copyH2DAsyncRetained(pinned.asSlice(0, 104), p, s);
+        gpu.copyD2H(p, new byte[101]);
+        gpu.copyD2HAsync(p, pinned.asSlice(0, 103), s);
+        gpu.copyD2D(p, q, 105);
+        gpu.copyD2DAsync(p, q, 106, s);
+        gpu.copyD2D2DAsync(p, 64, q, 64, 32, 4, s);
+        gpu.synchronize(s);
+        assertThat(c.h2dCopies() - h2d).as("H2D copies").isEqualTo(2);
+        assertThat(c.bytesH2D() - bh2d).as("H2D bytes").isEqualTo(204);
+        assertThat(c.d2hCopies() - d2h).as("D2H copies").isEqualTo(2);
+        assertThat(c.bytesD2H() - bd2h).as("D2H bytes").isEqualTo(204);
+        assertThat(c.d2dCopies() - d2d).as("D2D copies").isEqualTo(3);
+        assertThat(c.bytesD2D() - bd2d).as("D2D bytes").isEqualTo(105 + 106 + 128);
+        assertThat(c.streamSyncs() - syncs).as("stream syncs").isPositive();
+        gpu.destroyStream(s);
+        gpu.freeHostPinned(pinned);
+        gpu.free(p);
+        gpu.free(q);
     }
 
     /** With D2H tracing on, each blocking D2H is counted at the caller's site. */

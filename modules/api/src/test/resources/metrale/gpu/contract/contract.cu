@@ -63,6 +63,16 @@ extern "C" __global__ void block_sum_f32(const float* in, float* out, int n) {
     }
 }
 
+// out[t] = t + 1 for every thread t of the grid, threads numbered x fastest, then y, then z,
+// within a block, and blocks numbered the same way: shows that every thread of a
+// multi-dimensional launch ran once, with its own indices.
+extern "C" __global__ void thread_ids(int* out) {
+    unsigned int block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    unsigned int inBlock = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned int t = block * (blockDim.x * blockDim.y * blockDim.z) + inBlock;
+    out[t] = (int) t + 1;
+}
+
 // Does nothing: launch-path and configuration tests.
 extern "C" __global__ void noop() {
 }

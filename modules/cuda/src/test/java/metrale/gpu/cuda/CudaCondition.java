@@ -2,6 +2,7 @@ package metrale.gpu.cuda;
 
 import metrale.gpu.cuda.internal.CudaBackend;
 import metrale.gpu.spi.Availability;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ConditionEvaluationResult;
 import org.junit.jupiter.api.extension.ExecutionCondition;
@@ -21,6 +22,24 @@ public final class CudaCondition implements ExecutionCondition, BeforeAllCallbac
     /** {@return whether GPU tests must run here} */
     public static boolean required() {
         return Boolean.getBoolean(REQUIRED_PROPERTY);
+    }
+
+    /**
+     * Skips the calling test for a missing optional capability (NVRTC, a driver entry point of a
+     * newer CUDA), or fails it where {@value #REQUIRED_PROPERTY}{@code =true}: a GPU host must
+     * have every capability the tests exercise.
+     *
+     * @param present whether the capability is there
+     * @param what    what is missing, for the message
+     */
+    public static void assumeCapability(boolean present, String what) {
+        if (present) {
+            return;
+        }
+        if (required()) {
+            throw new AssertionError(REQUIRED_PROPERTY + "=true but " + what);
+        }
+        Assumptions.assumeTrue(false, what);
     }
 
     @Override

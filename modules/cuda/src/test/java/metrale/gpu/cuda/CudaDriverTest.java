@@ -6,7 +6,6 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -216,7 +215,7 @@ class CudaDriverTest {
 
     @Test
     void aWrongArgumentListIsInvalidValueNotACrash() {
-        assumeTrue(gpu.checksKernelArguments(), "the driver lacks cuFuncGetParamInfo (CUDA < 12.4)");
+        CudaCondition.assumeCapability(gpu.checksKernelArguments(), "the driver lacks cuFuncGetParamInfo (CUDA < 12.4)");
         long p = gpu.memAlloc(4096);
         try (KernelArgs args = new KernelArgs()) {
             args.f32(1f).ptr(p).ptr(p);
@@ -389,6 +388,7 @@ class CudaDriverTest {
         try (KernelArgs args = new KernelArgs()) {
             gpu.memsetD8(p, 0, 4L * n);
             gpu.ctxSynchronize();
+            CudaCondition.assumeCapability(gpu.supportsCaptureQuery(), "the driver lacks cuStreamIsCapturing");
             gpu.streamBeginCapture(s, 0);
             if (gpu.supportsCaptureQuery()) {
                 assertThat(gpu.streamIsCapturing(s)).isEqualTo(1);
@@ -451,7 +451,7 @@ class CudaDriverTest {
         try {
             ptx = gpu.compileToPtx("times3.cu", src);
         } catch (GpuException e) {
-            assumeTrue(e.error() != CudaError.NOT_SUPPORTED, "NVRTC is not installed: " + e.getMessage());
+            CudaCondition.assumeCapability(e.error() != CudaError.NOT_SUPPORTED, "NVRTC is not installed: " + e.getMessage());
             throw e;
         }
         assertThat(new String(ptx, StandardCharsets.US_ASCII)).contains(".entry times3").doesNotContain("\0");

@@ -1,6 +1,7 @@
 package metrale.gpu.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -8,7 +9,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import metrale.gpu.CudaError;
 import metrale.gpu.Gpu;
+import metrale.gpu.GpuException;
 import metrale.gpu.spi.Availability;
 import metrale.gpu.spi.BackendProvider;
 import org.junit.jupiter.api.Test;
@@ -34,9 +37,19 @@ class CudaProviderTest {
     @Test
     void availabilityNeverThrowsAndExplainsItself() {
         Availability a = new CudaBackendProvider().availability();
-        assertThat(a.available() ? a.reason() : "reason").isNotNull();
-        if (!a.available()) {
+        if (a.available()) {
+            assertThat(a.reason()).as("the reason of an available backend").isEmpty();
+            try (Gpu gpu = Gpu.builder().backend("cuda").open()) {
+                assertThat(gpu.isClosed()).as("a runtime opened on the available backend").isFalse();
+            }
+        } else {
+            assertThat(CudaCondition.required()).as("%s=true but CUDA is unavailable: %s",
+                    CudaCondition.REQUIRED_PROPERTY, a.reason()).isFalse();
             assertThat(a.reason()).isNotBlank();
+            assertThatThrownBy(() -> Gpu.builder().backend("cuda").open()).isInstanceOfSatisfying(GpuException.class, e -> {
+                assertThat(e.error()).isEqualTo(CudaError.NO_DEVICE);
+                assertThat(e.getMessage()).as("opening names why CUDA is unavailable").contains(a.reason());
+            });
         }
         // Asking twice gives the same answer: the driver is probed once.
         assertThat(new CudaBackendProvider().availability()).isEqualTo(a);

@@ -1,5 +1,6 @@
 package metrale.gpu.sim;
 
+import java.util.List;
 import metrale.gpu.CudaError;
 
 /**
@@ -60,4 +61,12 @@ public interface SimControls {
 
     /** {@return the number of enqueued operations that have not run yet, on every stream} */
     int pendingOperations();
+
+    /**
+     * {@return what the simulated device still held when its runtime closed it, one line per kind
+     * with its count (device, managed and page-locked allocations, streams, events, modules,
+     * graphs, graph execs)} Empty before close, and after a close that released everything first.
+     * Readable after close: fetch the controls before closing the runtime.
+     */
+    List<String> liveAtClose();
 }

@@ -202,4 +202,44 @@ class SimMemoryTest {
             dev.memcpy2DAsync(dst, 128, src, 64, w, 0, 0);
         }
     }
+
+    @Test
+    void aBadRangeIsExplainedWithItsDistances() {
+        try (SimDevice dev = new SimDevice()) {
+            long p = dev.memAlloc(256);
+            long b = dev.memAlloc(1000);
+            fails(CudaError.INVALID_VALUE, () -> dev.memsetD8(p + 200, 0, 100)).hasMessageContaining("runs 44 bytes past the end of");
+            fails(CudaError.INVALID_VALUE, () -> dev.memsetD8(p + 255, 0, 2)).hasMessageContaining("runs 1 bytes past the end of");
+            fails(CudaError.INVALID_VALUE, () -> dev.memsetD8(b + 1024, 0, 1)).hasMessageContaining("lies 24 bytes past the end of");
+            fails(CudaError.INVALID_VALUE, () -> dev.memsetD8(b + 1000, 0, 1)).hasMessageContaining("lies 0 bytes past the end of");
+            // 64 KiB: the simulator's gap between allocations.
+            fails(CudaError.INVALID_VALUE, () -> dev.memsetD8(b + 1000 + 64 * 1024, 0, 1))
+                    .hasMessageContaining("is not in any live allocation").hasMessageNotContaining("past the end");
+            long q = dev.memAlloc(64);
+            dev.memFree(q);
+            fails(CudaError.INVALID_VALUE, () -> dev.memsetD8(q + 63, 0, 1)).hasMessageContaining("which was freed");
+            fails(CudaError.INVALID_VALUE, () -> dev.memsetD8(q + 64, 0, 1)).hasMessageNotContaining("which was freed");
+        }
+    }
+
+    @Test
+    void closeReportsWhatWasStillLive() {
+        SimDevice dev = new SimDevice();
+        dev.memAlloc(64);
+        dev.memAlloc(128);
+        dev.memAllocManaged(64, 1);
+        dev.memHostAlloc(4096, 0);
+        dev.streamCreate(0);
+        dev.eventCreate(0);
+        assertThat(dev.liveAtClose()).as("before close").isEmpty();
+        dev.close();
+        assertThat(dev.liveAtClose()).containsExactly("2 device allocation(s)", "1 managed allocation(s)",
+                "1 page-locked host allocation(s)", "1 stream(s)", "1 event(s)");
+        try (SimDevice clean = new SimDevice()) {
+            long p = clean.memAlloc(64);
+            clean.memFree(p);
+            clean.close();
+            assertThat(clean.liveAtClose()).isEmpty();
+        }
+    }
 }

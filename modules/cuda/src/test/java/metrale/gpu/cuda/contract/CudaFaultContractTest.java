@@ -2,6 +2,7 @@ package metrale.gpu.cuda.contract;
 
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
+import metrale.gpu.contract.CountingDriver;
 import metrale.gpu.contract.FaultContract;
 import metrale.gpu.cuda.RequiresCuda;
 import org.junit.jupiter.api.Tag;
@@ -18,7 +19,7 @@ class CudaFaultContractTest extends FaultContract {
 
     @Override
     protected GpuBuilder builder() {
-        return Gpu.builder().backend("cuda");
+        return CountingDriver.over(Gpu.builder().backend("cuda"));
     }
 
     @Override
@@ -29,5 +30,10 @@ class CudaFaultContractTest extends FaultContract {
     @Override
     protected boolean runtimesAreIsolated() {
         return false;
+    }
+
+    @Override
+    protected void assertBackendReleased(Gpu closed) {
+        assertCountedReleases(closed);
     }
 }

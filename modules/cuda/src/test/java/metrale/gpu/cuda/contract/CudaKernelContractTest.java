@@ -2,7 +2,9 @@ package metrale.gpu.cuda.contract;
 
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
+import metrale.gpu.contract.CountingDriver;
 import metrale.gpu.contract.KernelContract;
+import metrale.gpu.cuda.CudaCondition;
 import metrale.gpu.cuda.RequiresCuda;
 
 /** {@link KernelContract} on the CUDA backend, with the contract kernels' PTX. */
@@ -11,11 +13,21 @@ class CudaKernelContractTest extends KernelContract {
 
     @Override
     protected GpuBuilder builder() {
-        return Gpu.builder().backend("cuda");
+        return CountingDriver.over(Gpu.builder().backend("cuda"));
     }
 
     @Override
     protected void prepareKernels(Gpu gpu) {
         loadContractModule(gpu);
+    }
+
+    @Override
+    protected void assertBackendReleased(Gpu closed) {
+        assertCountedReleases(closed);
+    }
+
+    @Override
+    protected boolean capabilitiesRequired() {
+        return CudaCondition.required();
     }
 }

@@ -2,6 +2,7 @@ package metrale.gpu.cuda.contract;
 
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
+import metrale.gpu.contract.CountingDriver;
 import metrale.gpu.contract.RedZoneContract;
 import metrale.gpu.cuda.RequiresCuda;
 
@@ -11,11 +12,16 @@ class CudaRedZoneContractTest extends RedZoneContract {
 
     @Override
     protected GpuBuilder builder() {
-        return Gpu.builder().backend("cuda");
+        return CountingDriver.over(Gpu.builder().backend("cuda"));
     }
 
     @Override
     protected void prepareKernels(Gpu gpu) {
         loadContractModule(gpu);
+    }
+
+    @Override
+    protected void assertBackendReleased(Gpu closed) {
+        assertCountedReleases(closed);
     }
 }

@@ -126,6 +126,7 @@ public final class SimDevice implements Driver {
     private CudaError syncFailure;
     private boolean closed;
     private final SimControls controls = new Controls();
+    private List<String> liveAtClose = List.of();
 
     /** Opens a simulated device with the default options. */
     public SimDevice() {
@@ -235,6 +236,11 @@ public final class SimDevice implements Driver {
         @Override
         public int pendingOperations() {
             return SimDevice.this.pendingOperations();
+        }
+
+        @Override
+        public List<String> liveAtClose() {
+            return SimDevice.this.liveAtClose();
         }
 
         @Override
@@ -1429,6 +1435,7 @@ public final class SimDevice implements Driver {
                 return;
             }
             closed = true;
+            liveAtClose = describeLive();
             scheduler.discardAll();
             memory.freeAll();
             streams.clear();
@@ -1442,6 +1449,39 @@ public final class SimDevice implements Driver {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * {@return what this device still held when {@link #close()} was first called, one line per kind
+     * with its count (device, managed and page-locked allocations, streams, events, modules, graphs,
+     * graph execs)} A runtime that released everything before closing its driver leaves it empty;
+     * it is empty before close too.
+     */
+    public List<String> liveAtClose() {
+        lock.lock();
+        try {
+            return liveAtClose;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private List<String> describeLive() {
+        List<String> out = new ArrayList<>();
+        for (Alloc.Kind k : Alloc.Kind.values()) {
+            int n = memory.liveCount(k);
+            if (n > 0) {
+                out.add(n + " " + k.label + " allocation(s)");
+            }
+        }
+        String[] kinds = {"stream(s)", "event(s)", "module(s)", "graph(s)", "graph exec(s)"};
+        int[] counts = {streams.size(), events.size(), modules.size(), graphs.size(), execs.size()};
+        for (int i = 0; i < kinds.length; i++) {
+            if (counts[i] > 0) {
+                out.add(counts[i] + " " + kinds[i]);
+            }
+        }
+        return List.copyOf(out);
     }
 
     // ---- helpers ----------------------------------------------------------------------------------

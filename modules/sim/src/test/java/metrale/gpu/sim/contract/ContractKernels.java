@@ -107,6 +107,16 @@ public final class ContractKernels {
                 });
             });
         });
+        // thread_ids(int* out): out[t] = t + 1, t the thread's linear number in the grid
+        SimKernels.register(module, "thread_ids", l -> {
+            IntView out = l.ints(0);
+            l.forEachThread(t -> {
+                int block = t.blockX() + t.gridDimX() * (t.blockY() + t.gridDimY() * t.blockZ());
+                int inBlock = t.threadX() + t.blockDimX() * (t.threadY() + t.blockDimY() * t.threadZ());
+                int id = block * (t.blockDimX() * t.blockDimY() * t.blockDimZ()) + inBlock;
+                out.set(id, id + 1);
+            });
+        });
         // noop()
         SimKernels.register(module, "noop", l -> {
         });

@@ -21,4 +21,9 @@ class SimBadInputContractTest extends BadInputContract {
     protected boolean observableAsync() {
         return true;
     }
+
+    @Override
+    protected void assertBackendReleased(Gpu closed) {
+        SimContractSupport.assertReleased(closed);
+    }
 }

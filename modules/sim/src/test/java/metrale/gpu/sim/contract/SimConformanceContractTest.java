@@ -21,4 +21,9 @@ class SimConformanceContractTest extends ConformanceContract {
     protected boolean observableAsync() {
         return true;
     }
+
+    @Override
+    protected void assertBackendReleased(Gpu closed) {
+        SimContractSupport.assertReleased(closed);
+    }
 }

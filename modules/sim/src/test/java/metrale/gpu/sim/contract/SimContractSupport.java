@@ -1,14 +1,40 @@
 package metrale.gpu.sim.contract;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+import java.util.WeakHashMap;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
-import metrale.gpu.sim.SimOptions;
 import metrale.gpu.contract.GpuContract;
+import metrale.gpu.sim.SimControls;
+import metrale.gpu.sim.SimOptions;
 
 /** How the simulator runs the contract suite: the backend, and the kernel twins with the contract PTX. */
 final class SimContractSupport {
 
+    /** The device under each runtime the suite opened, looked up after close, when unwrap refuses. */
+    private static final Map<Gpu, SimControls> DEVICES = new WeakHashMap<>();
+
     private SimContractSupport() {
+    }
+
+    /**
+     * Asserts that the runtime left nothing in the simulator when it closed it: no device, managed
+     * or page-locked allocation, stream, event, module or graph. After a latched sticky fault the
+     * simulator refuses releases as CUDA does, so only the close itself is required then.
+     *
+     * @param closed a runtime the suite opened, after close
+     */
+    static void assertReleased(Gpu closed) {
+        SimControls dev;
+        synchronized (DEVICES) {
+            dev = DEVICES.get(closed);
+        }
+        assertThat(dev).as("the simulator under %s", closed).isNotNull();
+        if (closed.fault().isEmpty()) {
+            assertThat(dev.liveAtClose()).as("what the simulator still held when the runtime closed it").isEmpty();
+        }
     }
 
     /** {@return a builder for the simulator} */
@@ -24,6 +50,10 @@ final class SimContractSupport {
      * @param gpu a simulator runtime
      */
     static void prepareKernels(Gpu gpu) {
+        SimControls dev = gpu.unwrap(SimControls.class).orElseThrow();
+        synchronized (DEVICES) {
+            DEVICES.put(gpu, dev);
+        }
         ContractKernels.register();
         GpuContract.loadContractModule(gpu);
     }

@@ -21,4 +21,9 @@ class SimLifetimeContractTest extends LifetimeContract {
     protected boolean observableAsync() {
         return true;
     }
+
+    @Override
+    protected void assertBackendReleased(Gpu closed) {
+        SimContractSupport.assertReleased(closed);
+    }
 }

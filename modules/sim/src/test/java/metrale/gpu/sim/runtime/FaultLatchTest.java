@@ -22,6 +22,8 @@ import metrale.gpu.sim.SimKernels;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** The fault latch: a sticky fault makes every later call fail fast, naming the original; close still completes. */
 class FaultLatchTest {
@@ -36,6 +38,16 @@ class FaultLatchTest {
             l.forEachThread(t -> {
                 if (t.globalX() == 0) {
                     v.set(v.length(), 1f);
+                }
+            });
+        });
+        // Stores float element i (an i64, possibly negative or far out) of buffer 0.
+        SimKernels.register(MODULE, "poke", l -> {
+            FloatView v = l.floats(0);
+            long i = l.i64(1);
+            l.forEachThread(t -> {
+                if (t.globalX() == 0) {
+                    v.set(i, 1f);
                 }
             });
         });
@@ -54,6 +66,7 @@ class FaultLatchTest {
     @AfterAll
     static void unregister() {
         SimKernels.unregister(MODULE, "oob");
+        SimKernels.unregister(MODULE, "poke");
         SimKernels.unregister(MODULE, "fill");
     }
 
@@ -103,6 +116,44 @@ class FaultLatchTest {
         assertThat(gpu.isClosed()).isTrue();
         assertThat(gpu.fault()).isPresent();
         assertThatThrownBy(() -> gpu.alloc(1)).isInstanceOf(IllegalStateException.class).hasMessageStartingWith("Gpu is closed: ").hasMessageContaining("close() was called at");
+    }
+
+    /**
+     * The report of an illegal address names the live allocation nearest the faulting address
+     * and where the address lies from it, of two buffers {@code p} (256 B) and {@code q} (256 B,
+     * allocated after it); an address farther than 1 MiB from every allocation names none.
+     *
+     * @param element the float element of {@code p} (or of {@code q}, with {@code fromQ}) stored to
+     * @param fromQ   whether the kernel is given {@code q}
+     * @param where   what the report must say, or {@code none}
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "64      | false | p, 0 byte(s) past its end",
+        "74      | false | p, 40 byte(s) past its end",
+        "-4      | false | p, 16 byte(s) before its start",
+        "-25     | true  | q, 100 byte(s) before its start",
+        "89      | false | p, 100 byte(s) past its end",
+        "524288  | true  | none"})
+    void anIllegalAddressNamesTheNearestAllocation(long element, boolean fromQ, String where) {
+        try (Gpu gpu = sim().open(); KernelArgs args = new KernelArgs()) {
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            DevicePtr p = gpu.alloc(256);
+            DevicePtr q = gpu.alloc(256);
+            assertThat(q.address() - p.address()).as("the buffers are apart").isGreaterThan(2048);
+            gpu.launch(gpu.kernel(MODULE, "poke"), LaunchConfig.of(1, 1), Stream.DEFAULT, args.clear().ptr(fromQ ? q : p).i64(element));
+            GpuException e = catchThrowableOfType(GpuException.class, () -> gpu.synchronize(Stream.DEFAULT));
+            assertThat(e).isNotNull();
+            assertThat(e.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
+            if (where.equals("none")) {
+                assertThat(e.getMessage()).doesNotContain("nearest allocation");
+            } else {
+                DevicePtr near = where.startsWith("p") ? p : q;
+                long addr = (fromQ ? q : p).address() + 4 * element;
+                assertThat(e.getMessage()).contains("nearest allocation to 0x" + Long.toHexString(addr) + ": " + near + " (256 B",
+                        where.substring(3));
+            }
+        }
     }
 
     @Test

@@ -47,8 +47,16 @@ class LedgerProperties {
                 switch (op.kind()) {
                     case 0, 1 -> {
                         DevicePtr p = gpu.alloc(op.bytes());
-                        model.add(gpu.liveAllocations().getLast());
-                        assertThat(model.getLast().ptr()).isEqualTo(p);
+                        Allocation added = gpu.liveAllocations().getLast();
+                        assertThat(added.ptr()).isEqualTo(p);
+                        assertThat(added.bytes()).isEqualTo(op.bytes());
+                        for (Allocation other : model) {
+                            assertThat(added.index()).as("creation indices grow").isGreaterThan(other.index());
+                            boolean apart = p.address() >= other.ptr().address() + other.bytes()
+                                    || other.ptr().address() >= p.address() + op.bytes();
+                            assertThat(apart).as("%s does not overlap the live %s", added, other).isTrue();
+                        }
+                        model.add(added);
                         dead.remove(p);
                     }
                     case 2 -> {

@@ -165,7 +165,17 @@ class LedgerTest {
                             "LedgerTest.java:");
                 });
         assertThat(gpu.fault()).isEmpty();
-        assertThat(gpu.alloc(64)).isNotNull();
+        assertThat(gpu.liveAllocCount()).as("the refused request left nothing on the ledger").isZero();
+        DevicePtr p = gpu.alloc(64);
+        assertThat(gpu.liveAllocations()).singleElement().satisfies(a -> {
+            assertThat(a.ptr()).isEqualTo(p);
+            assertThat(a.bytes()).isEqualTo(64);
+        });
+        gpu.copyH2D(new int[] {1, 2, 3}, p);
+        int[] back = new int[3];
+        gpu.copyD2H(p, back);
+        assertThat(back).as("an allocation after the out-of-memory is usable").containsExactly(1, 2, 3);
+        gpu.free(p);
     }
 
     @Test

@@ -69,12 +69,18 @@ class ModulesAndInjectionTest {
 
     @Test
     void aFailedLoadKeepsTheModuleItWouldHaveReplaced() {
-        try (Gpu gpu = sim().open()) {
+        try (Gpu gpu = sim().open(); KernelArgs args = new KernelArgs()) {
             gpu.loadModule(MODULE, SimKernels.image(MODULE));
             assertThatThrownBy(() -> gpu.loadModule(MODULE, new byte[] {1, 2, 3}))
                     .isInstanceOfSatisfying(GpuException.class, e -> assertThat(e.error()).isEqualTo(CudaError.INVALID_IMAGE));
             assertThat(gpu.hasModule(MODULE)).isTrue();
-            assertThat(gpu.kernel(MODULE, "inc")).isNotNull();
+            DevicePtr p = gpu.alloc(16);
+            gpu.memset(p, 0, 16);
+            gpu.launch(gpu.kernel(MODULE, "inc"), LaunchConfig.of(1, 4), Stream.DEFAULT, args.clear().ptr(p));
+            int[] out = new int[4];
+            gpu.copyD2H(p, out);
+            assertThat(out).as("the kept module's kernel runs").containsExactly(1, 1, 1, 1);
+            gpu.free(p);
         }
     }
 
@@ -87,8 +93,16 @@ class ModulesAndInjectionTest {
                 assertThat(e.getMessage()).contains("requested 4096 bytes", "MiB free");
             });
             assertThat(gpu.liveAllocCount()).isZero();
-            assertThat(gpu.alloc(4096)).isNotNull();
             assertThat(gpu.fault()).isEmpty();
+            DevicePtr p = gpu.alloc(4096);
+            assertThat(gpu.liveAllocations()).singleElement().satisfies(a -> {
+                assertThat(a.ptr()).isEqualTo(p);
+                assertThat(a.bytes()).isEqualTo(4096);
+            });
+            gpu.copyH2D(new int[] {7, 8, 9}, p);
+            int[] back = new int[3];
+            gpu.copyD2H(p, back);
+            assertThat(back).as("the allocation after the injected failure is usable").containsExactly(7, 8, 9);
         }
     }
 

@@ -4,6 +4,7 @@ import static metrale.gpu.sim.runtime.RuntimeTestSupport.here;
 import static metrale.gpu.sim.runtime.RuntimeTestSupport.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -11,6 +12,7 @@ import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
 import metrale.gpu.DevicePtr;
+import metrale.gpu.Event;
 import metrale.gpu.Gpu;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
@@ -82,5 +84,57 @@ class RuntimeJfrEventsTest {
         assertThat(events).filteredOn(e -> e.getEventType().getName().equals("metrale.Sync"))
                 .anySatisfy(e -> assertThat(e.getString("what")).isEqualTo("stream"));
         assertThat(Files.size(file)).isPositive();
+    }
+
+    @Test
+    void everyCopyKindAllocKindAndSyncKindIsRecorded(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("kinds.jfr");
+        try (Recording rec = new Recording(); Gpu gpu = sim().open()) {
+            for (String name : List.of("metrale.Alloc", "metrale.Free", "metrale.Copy", "metrale.Sync")) {
+                rec.enable(name);
+            }
+            DevicePtr p = gpu.alloc(512);
+            DevicePtr q = gpu.alloc(512);
+            MemorySegment pinned = gpu.allocHostPinned(4096);
+            Stream s = gpu.createStream();
+            Event e = gpu.createEvent();
+            rec.start();
+            gpu.copyH2D(new byte[100], p);
+            gpu.copyD2H(p, new byte[101]);
+            gpu.copyD2HOnStream(p, MemorySegment.ofArray(new byte[102]), s);
+            gpu.copyD2HAsync(p, pinned.asSlice(0, 103), s);
+            gpu.copyH2DAsyncRetained(pinned.asSlice(0, 104), p, s);
+            gpu.copyD2D(p, q, 105);
+            gpu.copyD2DAsync(p, q, 106, s);
+            gpu.copyD2D2DAsync(p, 64, q, 64, 32, 4, s);
+            DevicePtr m = gpu.allocManaged(256);
+            DevicePtr chunk = gpu.allocArena(4096);
+            gpu.recordEvent(e, s);
+            gpu.eventSynchronize(e);
+            gpu.synchronize(s);
+            gpu.synchronize();
+            gpu.free(m);
+            gpu.freeArena(chunk);
+            rec.stop();
+            rec.dump(file);
+            gpu.destroyEvent(e);
+            gpu.destroyStream(s);
+            gpu.freeHostPinned(pinned);
+            gpu.free(p);
+            gpu.free(q);
+        }
+        List<RecordedEvent> events = RecordingFile.readAllEvents(file);
+        assertThat(events).filteredOn(e -> e.getEventType().getName().equals("metrale.Copy"))
+                .extracting(e -> e.getString("direction") + " " + e.getLong("bytes") + (e.getBoolean("async") ? " async" : ""))
+                .containsExactlyInAnyOrder("H2D 100", "D2H 101", "D2H 102", "D2H 103 async", "H2D 104 async", "D2D 105",
+                        "D2D 106 async", "D2D 128 async");
+        assertThat(events).filteredOn(e -> e.getEventType().getName().equals("metrale.Alloc"))
+                .extracting(e -> e.getLong("bytes") + (e.getBoolean("managed") ? " managed" : "") + " " + e.getString("site"))
+                .hasSize(2).anySatisfy(a -> assertThat(a).startsWith("256 managed "))
+                .anySatisfy(a -> assertThat(a).isEqualTo("4096 arena chunk"));
+        assertThat(events).filteredOn(e -> e.getEventType().getName().equals("metrale.Free"))
+                .extracting(e -> e.getLong("bytes")).containsExactlyInAnyOrder(256L, 4096L);
+        assertThat(events).filteredOn(e -> e.getEventType().getName().equals("metrale.Sync"))
+                .extracting(e -> e.getString("what")).contains("event", "stream", "context");
     }
 }

@@ -1,0 +1,534 @@
+package metrale.gpu.contract;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.ServiceLoader;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import metrale.gpu.CudaError;
+import metrale.gpu.DeviceInfo;
+import metrale.gpu.Gpu;
+import metrale.gpu.GpuBuilder;
+import metrale.gpu.GpuException;
+import metrale.gpu.KernelArgs;
+import metrale.gpu.LaunchConfig;
+import metrale.gpu.spi.Availability;
+import metrale.gpu.spi.BackendProvider;
+import metrale.gpu.spi.Driver;
+import metrale.gpu.spi.DriverConfig;
+import metrale.gpu.spi.MemInfo;
+
+/**
+ * A {@link Driver} decorator for tests: passes every call to the backend's own driver, counts the
+ * calls, and keeps the handles the runtime obtained and has not released (allocations, page-locked
+ * host memory, streams, events, modules, graphs and graph execs).
+ *
+ * <p>It is opened as backend {@value #BACKEND} with option {@value #INNER} naming the backend it
+ * wraps; {@link #over(GpuBuilder)} does both. With it a test can prove that the runtime refused a
+ * call before the driver ({@link #calls()} did not move), and that {@link Gpu#close()} released
+ * everything before closing the driver ({@link #leftAtClose()}).
+ *
+ * <p>Thread-safe: the runtime may call it from any thread.
+ */
+public final class CountingDriver implements Driver {
+
+    /** The backend name the decorator is opened by. */
+    public static final String BACKEND = "counting";
+
+    /** The backend option naming the wrapped backend. */
+    public static final String INNER = "counting.inner";
+
+    private final Driver inner;
+    private final AtomicLong calls = new AtomicLong();
+    private final Map<String, LongAdder> byCall = new ConcurrentHashMap<>();
+    private final Map<String, String> held = new LinkedHashMap<>();
+    private final List<String> failedReleases = new ArrayList<>();
+    private final List<Long> allocSizes = new ArrayList<>();
+    private List<String> leftAtClose;
+
+    /**
+     * Wraps a driver.
+     *
+     * @param inner the backend's driver, owned by this decorator from now on
+     */
+    public CountingDriver(Driver inner) {
+        this.inner = Objects.requireNonNull(inner, "inner");
+    }
+
+    /**
+     * {@return {@code builder} changed to open the backend it names through this decorator}
+     *
+     * @param builder a builder that names its backend
+     * @throws IllegalArgumentException if the builder names no backend
+     */
+    public static GpuBuilder over(GpuBuilder builder) {
+        String name = builder.options().backend();
+        if (BACKEND.equalsIgnoreCase(name)) {
+            return builder;
+        }
+        if (name == null || name.isBlank()) {
+            throw new IllegalArgumentException("the builder names no backend to count the calls of");
+        }
+        return builder.backend(BACKEND).backendOption(INNER, name);
+    }
+
+    /**
+     * {@return the decorator under an open runtime}
+     *
+     * @param gpu a runtime opened through {@link #over(GpuBuilder)}
+     * @throws IllegalStateException if the runtime's driver is not a counting one
+     */
+    public static CountingDriver of(Gpu gpu) {
+        return gpu.unwrap(CountingDriver.class)
+                .orElseThrow(() -> new IllegalStateException("the runtime was not opened through CountingDriver.over"));
+    }
+
+    /** {@return this decorator when asked for it (tests reach it through {@code Gpu.unwrap}), else the wrapped driver's controls} */
+    @Override
+    public <T> java.util.Optional<T> controls(Class<T> type) {
+        return type.isInstance(this) ? java.util.Optional.of(type.cast(this)) : inner.controls(type);
+    }
+
+    /** {@return the wrapped driver} */
+    public Driver inner() {
+        return inner;
+    }
+
+    /** {@return how many driver calls the runtime made so far} */
+    public long calls() {
+        return calls.get();
+    }
+
+    /**
+     * {@return how many times the runtime called one driver method}
+     *
+     * @param method the {@link Driver} method's name, e.g. {@code memFree}
+     */
+    public long calls(String method) {
+        LongAdder n = byCall.get(method);
+        return n == null ? 0 : n.sum();
+    }
+
+    /**
+     * {@return what the runtime still held when it closed the driver, one line per handle it had
+     * obtained and never asked the driver to release} Empty before {@link #close()}.
+     */
+    public synchronized List<String> leftAtClose() {
+        return leftAtClose == null ? List.of() : leftAtClose;
+    }
+
+    /** {@return whether the runtime closed this driver} */
+    public synchronized boolean closed() {
+        return leftAtClose != null;
+    }
+
+    /** {@return the release calls the driver refused, with its error} */
+    public synchronized List<String> failedReleases() {
+        return List.copyOf(failedReleases);
+    }
+
+    /** {@return the byte counts of every {@code memAlloc} the runtime made, in order} */
+    public synchronized List<Long> allocSizes() {
+        return List.copyOf(allocSizes);
+    }
+
+    /** {@return how many times the runtime called each driver method so far, by method name} */
+    public Map<String, Long> callsByMethod() {
+        Map<String, Long> out = new java.util.TreeMap<>();
+        byCall.forEach((k, v) -> out.put(k, v.sum()));
+        return out;
+    }
+
+    private void count(String method) {
+        calls.incrementAndGet();
+        byCall.computeIfAbsent(method, k -> new LongAdder()).increment();
+    }
+
+    private synchronized void hold(String kind, long handle, String what) {
+        held.put(kind + " 0x" + Long.toHexString(handle), what);
+    }
+
+    /** Runs a release: the handle counts as released once asked for, even if the driver refuses (after a fault). */
+    private void release(String method, String kind, long handle, Runnable call) {
+        count(method);
+        synchronized (this) {
+            held.remove(kind + " 0x" + Long.toHexString(handle));
+        }
+        try {
+            call.run();
+        } catch (GpuException e) {
+            synchronized (this) {
+                failedReleases.add(method + " " + kind + " 0x" + Long.toHexString(handle) + ": " + e.error());
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public String name() {
+        count("name");
+        return inner.name();
+    }
+
+    @Override
+    public DeviceInfo deviceInfo() {
+        count("deviceInfo");
+        return inner.deviceInfo();
+    }
+
+    @Override
+    public void bindToThread() {
+        count("bindToThread");
+        inner.bindToThread();
+    }
+
+    @Override
+    public long memAlloc(long bytes) {
+        count("memAlloc");
+        synchronized (this) {
+            allocSizes.add(bytes);
+        }
+        long p = inner.memAlloc(bytes);
+        hold("device memory", p, bytes + " bytes");
+        return p;
+    }
+
+    @Override
+    public long memAllocManaged(long bytes, int flags) {
+        count("memAllocManaged");
+        long p = inner.memAllocManaged(bytes, flags);
+        hold("device memory", p, bytes + " managed bytes");
+        return p;
+    }
+
+    @Override
+    public void memFree(long ptr) {
+        release("memFree", "device memory", ptr, () -> inner.memFree(ptr));
+    }
+
+    @Override
+    public MemInfo memGetInfo() {
+        count("memGetInfo");
+        return inner.memGetInfo();
+    }
+
+    @Override
+    public MemorySegment memHostAlloc(long bytes, int flags) {
+        count("memHostAlloc");
+        MemorySegment s = inner.memHostAlloc(bytes, flags);
+        hold("page-locked host memory", s.address(), bytes + " bytes");
+        return s;
+    }
+
+    @Override
+    public void memFreeHost(MemorySegment host) {
+        release("memFreeHost", "page-locked host memory", host.address(), () -> inner.memFreeHost(host));
+    }
+
+    @Override
+    public long memHostGetDevicePointer(MemorySegment host) {
+        count("memHostGetDevicePointer");
+        return inner.memHostGetDevicePointer(host);
+    }
+
+    @Override
+    public void memcpyHtoD(long dst, MemorySegment src, long bytes) {
+        count("memcpyHtoD");
+        inner.memcpyHtoD(dst, src, bytes);
+    }
+
+    @Override
+    public void memcpyDtoH(MemorySegment dst, long src, long bytes) {
+        count("memcpyDtoH");
+        inner.memcpyDtoH(dst, src, bytes);
+    }
+
+    @Override
+    public void memcpyDtoD(long dst, long src, long bytes) {
+        count("memcpyDtoD");
+        inner.memcpyDtoD(dst, src, bytes);
+    }
+
+    @Override
+    public void memcpyHtoDAsync(long dst, MemorySegment src, long bytes, long stream) {
+        count("memcpyHtoDAsync");
+        inner.memcpyHtoDAsync(dst, src, bytes, stream);
+    }
+
+    @Override
+    public void memcpyDtoHAsync(MemorySegment dst, long src, long bytes, long stream) {
+        count("memcpyDtoHAsync");
+        inner.memcpyDtoHAsync(dst, src, bytes, stream);
+    }
+
+    @Override
+    public void memcpyDtoDAsync(long dst, long src, long bytes, long stream) {
+        count("memcpyDtoDAsync");
+        inner.memcpyDtoDAsync(dst, src, bytes, stream);
+    }
+
+    @Override
+    public void memcpy2DAsync(long dst, long dstPitch, long src, long srcPitch, long widthBytes, long height, long stream) {
+        count("memcpy2DAsync");
+        inner.memcpy2DAsync(dst, dstPitch, src, srcPitch, widthBytes, height, stream);
+    }
+
+    @Override
+    public void memsetD8(long ptr, int value, long bytes) {
+        count("memsetD8");
+        inner.memsetD8(ptr, value, bytes);
+    }
+
+    @Override
+    public void memsetD8Async(long ptr, int value, long bytes, long stream) {
+        count("memsetD8Async");
+        inner.memsetD8Async(ptr, value, bytes, stream);
+    }
+
+    @Override
+    public long streamCreate(int flags) {
+        count("streamCreate");
+        long s = inner.streamCreate(flags);
+        hold("stream", s, "flags " + flags);
+        return s;
+    }
+
+    @Override
+    public void streamDestroy(long stream) {
+        release("streamDestroy", "stream", stream, () -> inner.streamDestroy(stream));
+    }
+
+    @Override
+    public void streamSynchronize(long stream) {
+        count("streamSynchronize");
+        inner.streamSynchronize(stream);
+    }
+
+    @Override
+    public boolean streamQuery(long stream) {
+        count("streamQuery");
+        return inner.streamQuery(stream);
+    }
+
+    @Override
+    public void ctxSynchronize() {
+        count("ctxSynchronize");
+        inner.ctxSynchronize();
+    }
+
+    @Override
+    public long eventCreate(int flags) {
+        count("eventCreate");
+        long e = inner.eventCreate(flags);
+        hold("event", e, "flags " + flags);
+        return e;
+    }
+
+    @Override
+    public void eventRecord(long event, long stream) {
+        count("eventRecord");
+        inner.eventRecord(event, stream);
+    }
+
+    @Override
+    public void streamWaitEvent(long stream, long event, int flags) {
+        count("streamWaitEvent");
+        inner.streamWaitEvent(stream, event, flags);
+    }
+
+    @Override
+    public void eventSynchronize(long event) {
+        count("eventSynchronize");
+        inner.eventSynchronize(event);
+    }
+
+    @Override
+    public boolean eventQuery(long event) {
+        count("eventQuery");
+        return inner.eventQuery(event);
+    }
+
+    @Override
+    public float eventElapsedTime(long start, long end) {
+        count("eventElapsedTime");
+        return inner.eventElapsedTime(start, end);
+    }
+
+    @Override
+    public void eventDestroy(long event) {
+        release("eventDestroy", "event", event, () -> inner.eventDestroy(event));
+    }
+
+    @Override
+    public boolean supportsCaptureQuery() {
+        count("supportsCaptureQuery");
+        return inner.supportsCaptureQuery();
+    }
+
+    @Override
+    public void streamBeginCapture(long stream, int mode) {
+        count("streamBeginCapture");
+        inner.streamBeginCapture(stream, mode);
+    }
+
+    @Override
+    public long streamEndCapture(long stream) {
+        count("streamEndCapture");
+        long g = inner.streamEndCapture(stream);
+        hold("graph", g, "captured on stream 0x" + Long.toHexString(stream));
+        return g;
+    }
+
+    @Override
+    public int streamIsCapturing(long stream) {
+        count("streamIsCapturing");
+        return inner.streamIsCapturing(stream);
+    }
+
+    @Override
+    public long graphInstantiate(long graph) {
+        count("graphInstantiate");
+        long x = inner.graphInstantiate(graph);
+        hold("graph exec", x, "of graph 0x" + Long.toHexString(graph));
+        return x;
+    }
+
+    @Override
+    public void graphLaunch(long exec, long stream) {
+        count("graphLaunch");
+        inner.graphLaunch(exec, stream);
+    }
+
+    @Override
+    public void graphExecDestroy(long exec) {
+        release("graphExecDestroy", "graph exec", exec, () -> inner.graphExecDestroy(exec));
+    }
+
+    @Override
+    public void graphDestroy(long graph) {
+        release("graphDestroy", "graph", graph, () -> inner.graphDestroy(graph));
+    }
+
+    @Override
+    public long moduleLoadData(String name, byte[] image) {
+        count("moduleLoadData");
+        long m = inner.moduleLoadData(name, image);
+        hold("module", m, name);
+        return m;
+    }
+
+    @Override
+    public void moduleUnload(long module) {
+        release("moduleUnload", "module", module, () -> inner.moduleUnload(module));
+    }
+
+    @Override
+    public long moduleGetFunction(long module, String func) {
+        count("moduleGetFunction");
+        return inner.moduleGetFunction(module, func);
+    }
+
+    @Override
+    public void funcSetMaxDynamicSharedMemory(long func, int bytes) {
+        count("funcSetMaxDynamicSharedMemory");
+        inner.funcSetMaxDynamicSharedMemory(func, bytes);
+    }
+
+    @Override
+    public void launchKernel(long func, LaunchConfig config, long stream, KernelArgs args) {
+        count("launchKernel");
+        inner.launchKernel(func, config, stream, args);
+    }
+
+    @Override
+    public byte[] compileToPtx(String name, String source, String... options) {
+        count("compileToPtx");
+        return inner.compileToPtx(name, source, options);
+    }
+
+    @Override
+    public CudaError probe() {
+        count("probe");
+        return inner.probe();
+    }
+
+    @Override
+    public void close() {
+        count("close");
+        synchronized (this) {
+            if (leftAtClose == null) {
+                List<String> left = new ArrayList<>();
+                held.forEach((handle, what) -> left.add(handle + " (" + what + ")"));
+                leftAtClose = List.copyOf(left);
+            }
+        }
+        inner.close();
+    }
+
+    @Override
+    public String toString() {
+        return "CountingDriver[" + inner + "]";
+    }
+
+    /**
+     * The provider of backend {@value CountingDriver#BACKEND}, registered in the test-jar's
+     * {@code META-INF/services}: it opens the backend named by option {@value CountingDriver#INNER}
+     * and wraps its driver. Its priority is the lowest, and it is available only where another
+     * backend is, so an automatic choice never lands on it.
+     */
+    public static final class Provider implements BackendProvider {
+
+        /** Created by {@link ServiceLoader}. */
+        public Provider() {
+        }
+
+        @Override
+        public String name() {
+            return BACKEND;
+        }
+
+        @Override
+        public int priority() {
+            return Integer.MIN_VALUE;
+        }
+
+        @Override
+        public Availability availability() {
+            for (BackendProvider p : others()) {
+                if (p.availability().available()) {
+                    return Availability.yes();
+                }
+            }
+            return Availability.no("it wraps another backend, and none is available");
+        }
+
+        @Override
+        public Driver open(DriverConfig config) {
+            String name = config.get(INNER, null);
+            if (name == null) {
+                throw new IllegalArgumentException("backend " + BACKEND + " needs option " + INNER + " naming the backend it wraps");
+            }
+            for (BackendProvider p : others()) {
+                if (p.name().equalsIgnoreCase(name)) {
+                    return new CountingDriver(p.open(config));
+                }
+            }
+            throw new IllegalArgumentException("option " + INNER + "=" + name + " names no backend on the class path");
+        }
+
+        private static List<BackendProvider> others() {
+            List<BackendProvider> out = new ArrayList<>();
+            for (BackendProvider p : ServiceLoader.load(BackendProvider.class, Provider.class.getClassLoader())) {
+                if (!(p instanceof Provider)) {
+                    out.add(p);
+                }
+            }
+            return out;
+        }
+    }
+}
