@@ -64,6 +64,6 @@ class KernelTimingTest {
     void emptyReportSaysHowToTurnItOn() {
         timing.setEnabled(false);
         assertThat(timing.report()).isEqualTo(
-                "Kernel timing: 0 kernel(s) (timing is off: set metrale.timing=true or METRALE_TIMING=1)\n");
+                "Kernel timing: 0 kernel(s) (timing is off: Gpu.builder().timing(true), metrale.timing=true or METRALE_TIMING=1)\n");
     }
 }

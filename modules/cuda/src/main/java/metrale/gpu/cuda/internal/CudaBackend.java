@@ -36,7 +36,7 @@ public final class CudaBackend {
                 return Availability.yes();
             } catch (ExceptionInInitializerError e) {
                 Throwable c = e.getCause() == null ? e : e.getCause();
-                return Availability.no("the CUDA driver library " + System.getProperty(CudaLib.LIBRARY_PROPERTY, CudaLib.DEFAULT_LIBRARY)
+                return Availability.no("the CUDA driver library " + metrale.gpu.Setting.CUDA_LIBRARY.text(null).orElse(CudaLib.DEFAULT_LIBRARY)
                         + " did not load (" + c.getMessage() + "); install the NVIDIA driver or set -D"
                         + CudaLib.LIBRARY_PROPERTY + "=/path/to/libcuda.so.1");
             } catch (GpuException e) {

@@ -67,7 +67,7 @@ public final class CudaLib {
 
     private static final Linker LINKER = Linker.nativeLinker();
     /** The library's name as opened, for messages. */
-    static final String LIBRARY = System.getProperty(LIBRARY_PROPERTY, DEFAULT_LIBRARY);
+    static final String LIBRARY = metrale.gpu.Setting.CUDA_LIBRARY.text(null).orElse(DEFAULT_LIBRARY);
     // The driver stays loaded for the life of the process: CUDA cannot be unloaded safely while
     // any context exists, so the global arena is the library's true lifetime.
     private static final SymbolLookup LIB = SymbolLookup.libraryLookup(LIBRARY, Arena.global());
