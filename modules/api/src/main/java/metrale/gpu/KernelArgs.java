@@ -4,6 +4,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import metrale.telemetry.TraceEntry;
 
 /**
  * A reusable native kernel-argument buffer and the {@code void**} table that points into it, as
@@ -43,6 +44,8 @@ public final class KernelArgs implements AutoCloseable {
     private final long dataBase;
     private final int[] offsets;
     private final int[] sizes;
+    // One TraceEntry kind code per slot, so the trace diff can print a float as a float.
+    private final byte[] kinds;
     private int count;
     private int used;
     private boolean closed;
@@ -73,9 +76,10 @@ public final class KernelArgs implements AutoCloseable {
         this.dataBase = data.address();
         this.offsets = new int[maxArgs];
         this.sizes = new int[maxArgs];
+        this.kinds = new byte[maxArgs];
     }
 
-    private long slot(int size) {
+    private long slot(int size, char kind) {
         if (closed) {
             throw new IllegalStateException("KernelArgs is closed");
         }
@@ -89,6 +93,7 @@ public final class KernelArgs implements AutoCloseable {
         }
         offsets[count] = off;
         sizes[count] = size;
+        kinds[count] = (byte) kind;
         table.setAtIndex(ValueLayout.JAVA_LONG, count, dataBase + off);
         count++;
         used = off + size;
@@ -102,7 +107,7 @@ public final class KernelArgs implements AutoCloseable {
      * @return this
      */
     public KernelArgs i32(int v) {
-        data.set(I32, slot(4), v);
+        data.set(I32, slot(4, TraceEntry.KIND_I32), v);
         return this;
     }
 
@@ -113,7 +118,7 @@ public final class KernelArgs implements AutoCloseable {
      * @return this
      */
     public KernelArgs i64(long v) {
-        data.set(I64, slot(8), v);
+        data.set(I64, slot(8, TraceEntry.KIND_I64), v);
         return this;
     }
 
@@ -124,7 +129,7 @@ public final class KernelArgs implements AutoCloseable {
      * @return this
      */
     public KernelArgs f32(float v) {
-        data.set(F32, slot(4), v);
+        data.set(F32, slot(4, TraceEntry.KIND_F32), v);
         return this;
     }
 
@@ -135,7 +140,7 @@ public final class KernelArgs implements AutoCloseable {
      * @return this
      */
     public KernelArgs f64(double v) {
-        data.set(F64, slot(8), v);
+        data.set(F64, slot(8, TraceEntry.KIND_F64), v);
         return this;
     }
 
@@ -146,7 +151,7 @@ public final class KernelArgs implements AutoCloseable {
      * @return this
      */
     public KernelArgs ptr(DevicePtr p) {
-        data.set(I64, slot(8), p.address());
+        data.set(I64, slot(8, TraceEntry.KIND_PTR), p.address());
         return this;
     }
 
@@ -157,7 +162,7 @@ public final class KernelArgs implements AutoCloseable {
      * @return this
      */
     public KernelArgs ptr(long address) {
-        data.set(I64, slot(8), address);
+        data.set(I64, slot(8, TraceEntry.KIND_PTR), address);
         return this;
     }
 
@@ -171,7 +176,7 @@ public final class KernelArgs implements AutoCloseable {
         if (value.length == 0) {
             throw new IllegalArgumentException("KernelArgs.bytes: an argument needs at least one byte");
         }
-        MemorySegment.copy(value, 0, data, ValueLayout.JAVA_BYTE, slot(value.length), value.length);
+        MemorySegment.copy(value, 0, data, ValueLayout.JAVA_BYTE, slot(value.length, TraceEntry.KIND_BYTES), value.length);
         return this;
     }
 
@@ -186,7 +191,7 @@ public final class KernelArgs implements AutoCloseable {
         if (n == 0 || n > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("KernelArgs.bytes: argument size " + n + " is out of range");
         }
-        MemorySegment.copy(value, 0, data, slot((int) n), n);
+        MemorySegment.copy(value, 0, data, slot((int) n, TraceEntry.KIND_BYTES), n);
         return this;
     }
 
@@ -313,6 +318,18 @@ public final class KernelArgs implements AutoCloseable {
             w[i] = word(i);
         }
         return w;
+    }
+
+    /**
+     * {@return each argument's kind as the launch trace records it, one {@link TraceEntry} kind
+     * code per argument in order (for example {@code "pfi"} for a pointer, a float and an int)}
+     */
+    public String argKinds() {
+        char[] k = new char[count];
+        for (int i = 0; i < count; i++) {
+            k[i] = (char) kinds[i];
+        }
+        return new String(k);
     }
 
     private void checkIndex(int i) {

@@ -939,7 +939,7 @@ public final class GpuRuntime implements Gpu {
 
     private void recordLaunch(long func, LaunchConfig c, KernelArgs args) {
         trace.record(TraceEntry.kernel(func, c.grid().x(), c.grid().y(), c.grid().z(),
-                c.block().x(), c.block().y(), c.block().z(), c.sharedMemBytes(), args.words()));
+                c.block().x(), c.block().y(), c.block().z(), c.sharedMemBytes(), args.words(), args.argKinds()));
     }
 
     /** The debug-sync and timing wait after a launch; skipped on a capturing stream, which a sync would invalidate. */
