@@ -70,6 +70,9 @@ class FaultLatchTest {
             assertThat(original.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
             assertThat(original.getMessage()).contains("surfaced during synchronize", site,
                     "nearest allocation to", p + " (256 B", "0 byte(s) past its end");
+            assertThat(java.util.regex.Pattern.compile("#(\\d+)").matcher(original.getMessage()).results()
+                    .map(m -> m.group(1)).distinct().toList())
+                    .as("one buffer, one number: " + original.getMessage()).hasSizeLessThanOrEqualTo(1);
 
             assertThat(gpu.fault()).hasValueSatisfying(f -> {
                 assertThat(f.original()).isSameAs(original);
