@@ -326,6 +326,7 @@ public final class GpuRuntime implements Gpu {
             throw new IllegalArgumentException("alloc(bytes=" + bytes + "): with the " + pad + "-byte red zone it overflows");
         }
         long p;
+        var jfr = Jfr.beginAlloc();
         try {
             p = driver.memAlloc(bytes + pad);
         } catch (GpuException e) {
@@ -346,7 +347,7 @@ public final class GpuRuntime implements Gpu {
             }
         }
         ledger.add(entry);
-        Jfr.alloc(p, bytes, site, false);
+        Jfr.alloc(jfr, p, bytes, site, false);
         return entry.allocation().ptr();
     }
 
@@ -357,6 +358,7 @@ public final class GpuRuntime implements Gpu {
         String site = allocSites ? CallSites.caller() : "?";
         long index = ledger.nextIndex();
         long p;
+        var jfr = Jfr.beginAlloc();
         try {
             p = driver.memAllocManaged(bytes, ATTACH_GLOBAL);
         } catch (GpuException e) {
@@ -364,7 +366,7 @@ public final class GpuRuntime implements Gpu {
         }
         Ledger.Entry entry = new Ledger.Entry(new Allocation(new DevicePtr(p), bytes, site, index, true), 0);
         ledger.add(entry);
-        Jfr.alloc(p, bytes, site, true);
+        Jfr.alloc(jfr, p, bytes, site, true);
         return entry.allocation().ptr();
     }
 
@@ -401,6 +403,7 @@ public final class GpuRuntime implements Gpu {
         if (e == null) {
             throw new GpuException(CudaError.INVALID_VALUE, "free", explainNotLive(p) + "; nothing was freed");
         }
+        var jfr = Jfr.beginFree();
         try {
             driver.memFree(p);
         } catch (GpuException x) {
@@ -414,7 +417,7 @@ public final class GpuRuntime implements Gpu {
                 throw r;
             }
         }
-        Jfr.free(p, e.allocation().bytes());
+        Jfr.free(jfr, p, e.allocation().bytes());
     }
 
     private String explainNotLive(long p) {
@@ -431,13 +434,14 @@ public final class GpuRuntime implements Gpu {
         latch.check("allocArena");
         Checks.size(bytes, "bytes", "allocArena");
         long p;
+        var jfr = Jfr.beginAlloc();
         try {
             p = driver.memAlloc(bytes);
         } catch (GpuException e) {
             throw allocFailed(e, "allocArena", bytes, 0, CallSites.caller());
         }
         arenas.add(p, bytes);
-        Jfr.alloc(p, bytes, "arena chunk", false);
+        Jfr.alloc(jfr, p, bytes, "arena chunk", false);
         return new DevicePtr(p);
     }
 
@@ -453,6 +457,7 @@ public final class GpuRuntime implements Gpu {
             throw new GpuException(CudaError.INVALID_VALUE, "freeArena", "ptr=" + ptr
                     + " is not a live arena chunk from allocArena (" + ledger.explainNotLive(p) + "); nothing was freed");
         }
+        var jfr = Jfr.beginFree();
         try {
             driver.memFree(p);
         } catch (GpuException x) {
@@ -464,7 +469,7 @@ public final class GpuRuntime implements Gpu {
                 throw r;
             }
         }
-        Jfr.free(p, c.bytes);
+        Jfr.free(jfr, p, c.bytes);
     }
 
     @Override
@@ -518,10 +523,11 @@ public final class GpuRuntime implements Gpu {
         int freed = 0;
         GpuException first = null;
         for (Ledger.Entry e : ledger.drain("sweepUnreleased called at " + CallSites.caller())) {
+            var jfr = Jfr.beginFree();
             try {
                 driver.memFree(e.base());
                 freed++;
-                Jfr.free(e.base(), e.allocation().bytes());
+                Jfr.free(jfr, e.base(), e.allocation().bytes());
             } catch (GpuException x) {
                 if (x.error().isTeardown()) {
                     freed++;
@@ -592,13 +598,14 @@ public final class GpuRuntime implements Gpu {
         Checks.alive(src, "src");
         long d = Checks.ptr(dst, "dst");
         long n = src.byteSize();
+        var jfr = Jfr.beginCopy();
         try {
             driver.memcpyHtoD(d, src, n);
         } catch (GpuException e) {
             throw fail(e, "copyH2D " + n + " B to 0x" + Long.toHexString(d));
         }
         counters.h2dCopy(n);
-        Jfr.copy("H2D", n, false, 0);
+        Jfr.copy(jfr, "H2D", n, false, 0);
     }
 
     @Override
@@ -607,13 +614,14 @@ public final class GpuRuntime implements Gpu {
         long s = Checks.ptr(src, "src");
         Checks.writable(dst, "dst");
         long n = dst.byteSize();
+        var jfr = Jfr.beginCopy();
         try {
             driver.memcpyDtoH(dst, s, n);
         } catch (GpuException e) {
             throw fail(e, "copyD2H " + n + " B from 0x" + Long.toHexString(s));
         }
         counters.d2hCopy(n);
-        Jfr.copy("D2H", n, false, 0);
+        Jfr.copy(jfr, "D2H", n, false, 0);
     }
 
     @Override
@@ -623,6 +631,7 @@ public final class GpuRuntime implements Gpu {
         Checks.writable(dst, "dst");
         long st = liveStream(stream, "copyD2HOnStream");
         long n = dst.byteSize();
+        var jfr = Jfr.beginCopy();
         try {
             if (dst.isNative()) {
                 driver.memcpyDtoHAsync(dst, s, n, st);
@@ -640,7 +649,7 @@ public final class GpuRuntime implements Gpu {
             throw fail(e, "copyD2HOnStream " + n + " B from " + src + " on " + stream);
         }
         counters.d2hCopy(n);
-        Jfr.copy("D2H", n, false, st);
+        Jfr.copy(jfr, "D2H", n, false, st);
     }
 
     @Override
@@ -653,13 +662,14 @@ public final class GpuRuntime implements Gpu {
         }
         long st = liveStream(stream, "copyD2HAsync");
         long n = dst.byteSize();
+        var jfr = Jfr.beginCopy();
         try {
             driver.memcpyDtoHAsync(dst, s, n, st);
         } catch (GpuException e) {
             throw fail(e, "copyD2HAsync " + n + " B from " + src + " on " + stream);
         }
         counters.d2hCopy(n);
-        Jfr.copy("D2H", n, true, st);
+        Jfr.copy(jfr, "D2H", n, true, st);
     }
 
     @Override
@@ -694,13 +704,14 @@ public final class GpuRuntime implements Gpu {
         long d = Checks.ptr(dst, "dst");
         long st = liveStream(stream, op);
         long n = src.byteSize();
+        var jfr = Jfr.beginCopy();
         try {
             driver.memcpyHtoDAsync(d, src, n, st);
         } catch (GpuException e) {
             throw fail(e, op + " " + n + " B to " + dst + " on " + stream);
         }
         counters.h2dCopy(n);
-        Jfr.copy("H2D", n, true, st);
+        Jfr.copy(jfr, "H2D", n, true, st);
         return st;
     }
 
@@ -710,6 +721,7 @@ public final class GpuRuntime implements Gpu {
         long s = Checks.ptr(src, "src");
         long d = Checks.ptr(dst, "dst");
         Checks.size(bytes, "bytes", "copyD2D");
+        var jfr = Jfr.beginCopy();
         try {
             driver.memcpyDtoD(d, s, bytes);
         } catch (GpuException e) {
@@ -719,7 +731,7 @@ public final class GpuRuntime implements Gpu {
             trace.record(TraceEntry.d2d(s, d, bytes));
         }
         counters.d2dCopy(bytes);
-        Jfr.copy("D2D", bytes, false, 0);
+        Jfr.copy(jfr, "D2D", bytes, false, 0);
     }
 
     @Override
@@ -729,6 +741,7 @@ public final class GpuRuntime implements Gpu {
         long d = Checks.ptr(dst, "dst");
         Checks.size(bytes, "bytes", "copyD2DAsync");
         long st = liveStream(stream, "copyD2DAsync");
+        var jfr = Jfr.beginCopy();
         try {
             driver.memcpyDtoDAsync(d, s, bytes, st);
         } catch (GpuException e) {
@@ -738,7 +751,7 @@ public final class GpuRuntime implements Gpu {
             trace.record(TraceEntry.d2d(s, d, bytes));
         }
         counters.d2dCopy(bytes);
-        Jfr.copy("D2D", bytes, true, st);
+        Jfr.copy(jfr, "D2D", bytes, true, st);
     }
 
     @Override
@@ -759,13 +772,14 @@ public final class GpuRuntime implements Gpu {
             throw new IllegalArgumentException("copyD2D2DAsync(widthBytes=" + widthBytes + ", height=" + height
                     + "): the byte count overflows");
         }
+        var jfr = Jfr.beginCopy();
         try {
             driver.memcpy2DAsync(d, dstPitch, s, srcPitch, widthBytes, height, st);
         } catch (GpuException e) {
             throw fail(e, "copyD2D2DAsync " + widthBytes + "x" + height + " " + src + " -> " + dst + " on " + stream);
         }
         counters.d2dCopy(n);
-        Jfr.copy("D2D", n, true, st);
+        Jfr.copy(jfr, "D2D", n, true, st);
     }
 
     @Override
@@ -922,6 +936,7 @@ public final class GpuRuntime implements Gpu {
             throw new IllegalStateException("launch: KernelArgs is closed");
         }
         long t0 = timingOn ? timing.begin() : 0;
+        var jfr = Jfr.beginLaunch();
         try {
             driver.launchKernel(func, config, st, args);
         } catch (GpuException e) {
@@ -934,7 +949,7 @@ public final class GpuRuntime implements Gpu {
         if (debugSync || t0 != 0) {
             syncAfterLaunch(func, st, t0);
         }
-        Jfr.launch(trace, func, config, st);
+        Jfr.launch(jfr, trace, func, config, st);
     }
 
     private void recordLaunch(long func, LaunchConfig c, KernelArgs args) {
@@ -1004,24 +1019,26 @@ public final class GpuRuntime implements Gpu {
         latch.check("synchronize");
         long s = liveStream(stream, "synchronize");
         counters.streamSync();
+        var jfr = Jfr.beginSync();
         try {
             driver.streamSynchronize(s);
         } catch (GpuException e) {
             throw fail(e, "synchronize " + stream);
         }
-        Jfr.sync("stream", s);
+        Jfr.sync(jfr, "stream", s);
     }
 
     @Override
     public void synchronize() {
         latch.check("synchronize");
         counters.streamSync();
+        var jfr = Jfr.beginSync();
         try {
             driver.ctxSynchronize();
         } catch (GpuException e) {
             throw fail(e, "synchronize (context)");
         }
-        Jfr.sync("context", 0);
+        Jfr.sync(jfr, "context", 0);
     }
 
     @Override
@@ -1082,12 +1099,13 @@ public final class GpuRuntime implements Gpu {
         latch.check("eventSynchronize");
         long ev = liveEvent(event, "event", "eventSynchronize");
         counters.streamSync();
+        var jfr = Jfr.beginSync();
         try {
             driver.eventSynchronize(ev);
         } catch (GpuException e) {
             throw fail(e, "eventSynchronize " + event);
         }
-        Jfr.sync("event", ev);
+        Jfr.sync(jfr, "event", ev);
     }
 
     @Override
@@ -1250,11 +1268,13 @@ public final class GpuRuntime implements Gpu {
             throw new GpuException(CudaError.INVALID_HANDLE, "launchGraph",
                     graph + " was not made by this runtime's endCapture or is already destroyed");
         }
+        var jfr = Jfr.beginGraphLaunch();
         try {
             driver.graphLaunch(g.exec(), s);
         } catch (GpuException e) {
             throw fail(e, "launchGraph " + graph + " on " + stream);
         }
+        Jfr.graphLaunch(jfr, id, s);
     }
 
     @Override
