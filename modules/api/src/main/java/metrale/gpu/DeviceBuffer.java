@@ -17,6 +17,7 @@ public final class DeviceBuffer implements AutoCloseable {
     private final DevicePtr ptr;
     private final long bytes;
     private volatile boolean closed;
+    private volatile RuntimeException closeFailure;
 
     DeviceBuffer(Gpu gpu, DevicePtr ptr, long bytes) {
         this.gpu = Objects.requireNonNull(gpu, "gpu");
@@ -186,7 +187,21 @@ public final class DeviceBuffer implements AutoCloseable {
         return closed;
     }
 
-    /** Frees the allocation. Idempotent. */
+    /**
+     * {@return why the free in {@link #close()} failed, if it did} A close path never throws (as
+     * cudarc's {@code record_err}): the failure is kept here and logged, and the runtime's own
+     * {@link Gpu#close()} still sweeps the allocation.
+     */
+    public java.util.Optional<RuntimeException> closeFailure() {
+        return java.util.Optional.ofNullable(closeFailure);
+    }
+
+    /**
+     * Frees the allocation. Idempotent, and never throws: a failed free (a sticky device fault, a
+     * runtime already closed) is recorded in {@link #closeFailure()} and logged to
+     * {@code metrale.gpu}, at WARNING unless the runtime was closed first (its close frees every
+     * allocation, so nothing is lost).
+     */
     @Override
     public void close() {
         if (!closed) {
@@ -196,7 +211,15 @@ public final class DeviceBuffer implements AutoCloseable {
                 }
                 closed = true;
             }
-            gpu.free(ptr);
+            try {
+                gpu.free(ptr);
+            } catch (RuntimeException e) {
+                closeFailure = e;
+                boolean runtimeClosed = gpu.isClosed();
+                System.getLogger("metrale.gpu").log(runtimeClosed ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
+                        () -> "metrale-gpu: DeviceBuffer.close could not free " + ptr + " (" + bytes + " B)"
+                                + (runtimeClosed ? "; the runtime was closed first and freed it" : "") + ": " + e, e);
+            }
         }
     }
 

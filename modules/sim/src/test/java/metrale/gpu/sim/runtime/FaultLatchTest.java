@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import java.util.List;
 import java.util.function.Consumer;
 import metrale.gpu.CudaError;
+import metrale.gpu.DeviceBuffer;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuException;
@@ -55,6 +56,34 @@ class FaultLatchTest {
     static void unregister() {
         SimKernels.unregister(MODULE, "oob");
         SimKernels.unregister(MODULE, "fill");
+    }
+
+    /** A close path never throws: after a sticky fault, a buffer's close records the refusal and logs it. */
+    @Test
+    void deviceBufferCloseAfterAStickyFaultRecordsInsteadOfThrowing() {
+        try (Gpu gpu = sim().open(); KernelArgs args = new KernelArgs();
+             RuntimeTestSupport.LogCapture log = new RuntimeTestSupport.LogCapture()) {
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            DeviceBuffer b = gpu.allocBuffer(256);
+            gpu.launch(gpu.kernel(MODULE, "oob"), LaunchConfig.of(1, 32), Stream.DEFAULT, args.clear().ptr(b.ptr()));
+            assertThatThrownBy(gpu::synchronize).isInstanceOf(GpuException.class);
+            b.close();
+            assertThat(b.isClosed()).isTrue();
+            assertThat(b.closeFailure()).containsInstanceOf(StickyFaultException.class);
+            assertThat(log.warnings()).anySatisfy(m -> assertThat(m).contains("DeviceBuffer.close could not free", b.toString()
+                    .substring("DeviceBuffer[".length(), b.toString().indexOf(','))));
+            b.close();
+        }
+    }
+
+    /** Closing a buffer after its runtime is not an error: the runtime's close freed it. */
+    @Test
+    void deviceBufferCloseAfterTheRuntimeClosedDoesNotThrow() {
+        Gpu gpu = sim().open();
+        DeviceBuffer b = gpu.allocBuffer(64);
+        gpu.close();
+        b.close();
+        assertThat(b.closeFailure()).containsInstanceOf(IllegalStateException.class);
     }
 
     @Test
