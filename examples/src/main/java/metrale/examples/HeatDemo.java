@@ -111,6 +111,11 @@ public final class HeatDemo {
             System.out.flush();
             System.err.println("heat demo: " + e.getMessage());
             status = 1;
+        } catch (IllegalArgumentException e) {
+            // A bad setting, such as a backend name no backend has (--backend cdua).
+            System.out.flush();
+            System.err.println("heat demo: " + e.getMessage());
+            status = 2;
         }
         System.exit(status);
     }
@@ -198,11 +203,8 @@ public final class HeatDemo {
         if (o.backend() != null) {
             return o.backend();
         }
-        String v = System.getProperty("metrale.backend");
-        if (v == null || v.isBlank()) {
-            v = System.getenv("METRALE_BACKEND");
-        }
-        return v == null || v.isBlank() ? "sim" : v.trim();
+        // The settings table's rule (property, then environment); the demo's own default is the simulator.
+        return metrale.gpu.Setting.BACKEND.text(null).orElse("sim");
     }
 
     /** Counter values at one moment, so a phase can report what it did. */

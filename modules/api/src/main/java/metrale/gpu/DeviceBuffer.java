@@ -8,8 +8,19 @@ import java.util.Objects;
  * try-with-resources works. Made by {@link Gpu#allocBuffer}.
  *
  * <p>Copies are bounds-checked against the buffer's size before they reach the device. Safe to
- * use from several threads; {@link #close()} is idempotent, and any other use after it throws
- * {@link IllegalStateException}.
+ * use from several threads; {@link #close()} is idempotent and never throws, and any other use
+ * after it throws {@link IllegalStateException}.
+ * {@snippet :
+ * float[] host = new float[1024];
+ * try (DeviceBuffer buf = gpu.allocBuffer(4L * host.length)) {   // on the ledger, with this line as its site
+ *     buf.copyFrom(host);                                         // blocking H2D
+ *     gpu.launch(kernel, LaunchConfig.forElements(host.length, 256), Stream.DEFAULT,
+ *                args.clear().ptr(buf.ptr()).i32(host.length));
+ *     buf.copyTo(host);                                           // blocking D2H: waits for the launch
+ * }                                                               // freed here
+ * }
+ * {@link #at(long)} gives a pointer into the buffer, and a copy that does not fit throws
+ * {@link IndexOutOfBoundsException} naming the range and the buffer.
  */
 public final class DeviceBuffer implements AutoCloseable {
 
