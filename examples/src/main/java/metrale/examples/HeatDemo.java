@@ -30,6 +30,7 @@ import metrale.telemetry.Counters;
 import metrale.telemetry.GpuAllocEvent;
 import metrale.telemetry.GpuCopyEvent;
 import metrale.telemetry.GpuFreeEvent;
+import metrale.telemetry.GpuGraphLaunchEvent;
 import metrale.telemetry.GpuLaunchEvent;
 import metrale.telemetry.GpuSyncEvent;
 import metrale.telemetry.LaunchTrace;
@@ -508,6 +509,7 @@ public final class HeatDemo {
         Recording r = new Recording();
         r.setName("metrale heat demo");
         r.enable(GpuLaunchEvent.class);
+        r.enable(GpuGraphLaunchEvent.class);
         r.enable(GpuAllocEvent.class);
         r.enable(GpuFreeEvent.class);
         r.enable(GpuCopyEvent.class);
