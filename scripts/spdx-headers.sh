@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Puts the SPDX licence line first in every source file of the repository, and does nothing to a
 # file that already has it, so it can be run again after any merge:
 #   .java files:                      // SPDX-License-Identifier: Apache-2.0   (the first line)
@@ -10,6 +11,10 @@
 #
 # Usage: scripts/spdx-headers.sh [--check]   (--check lists the files that lack it, exit 1 if any)
 set -euo pipefail
+
+# All in one function, called on the last line: bash reads a script as it runs, and this script
+# may edit files, itself included, so it must have read everything before the first edit.
+main() {
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
@@ -59,3 +64,6 @@ if $check; then
   exit 0
 fi
 echo "spdx-headers: added the SPDX line to $changed file(s)" >&2
+}
+
+main "$@"; exit $?
