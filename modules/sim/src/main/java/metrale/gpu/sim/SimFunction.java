@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim;
 
 /** A function of a loaded module and the twin that runs it. */
