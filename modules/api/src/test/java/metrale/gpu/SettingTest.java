@@ -38,6 +38,20 @@ class SettingTest {
         assertThat(o.telemetry().timing().enabled()).isFalse();
     }
 
+    /** The environment itself, in a child JVM: the builder wins, and a bare Telemetry reads nothing. */
+    @Test
+    void aBuilderCallWinsOverTheEnvironment() throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), SettingProbe.class.getName()).redirectErrorStream(true);
+        pb.environment().put("METRALE_D2H_TRACE", "1");
+        pb.environment().put("METRALE_TIMING", "1");
+        Process proc = pb.start();
+        String out = new String(proc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(proc.waitFor()).as(out).isZero();
+        assertThat(out.lines()).contains("builder=false,false", "builderTelemetry=false,false", "unset=true,true",
+                "telemetry=false,false");
+    }
+
     @Test
     void thePropertyFillsWhatTheBuilderLeftUnset() {
         System.setProperty("metrale.d2h.trace", "on");
