@@ -1,5 +1,4 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: Apache-2.0
 # Builds a self-contained bundle that runs the CUDA backend's tests on a GPU host with no Java,
 # Maven or network: the module jars, the test classes and their test dependencies, the JUnit
 # console launcher and a jlinked Java runtime, plus run-tests.sh.

@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: Apache-2.0
 /**
  * The metrale-gpu API that applications {@code requires}: {@link metrale.gpu.Gpu} and its values,
  * the runtime core that holds every policy, and the driver SPI that backends implement.

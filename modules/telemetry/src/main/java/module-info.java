@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: Apache-2.0
 /**
  * Telemetry for metrale-gpu: the launch trace that diffs two executions of a
  * region op by op, the kernel-lookup audit, cheap counters of syncs, launches

@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: Apache-2.0
 package metrale.bench.cuda;
 
 import java.io.IOException;

@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: Apache-2.0
 /**
  * The driver SPI: the raw device operations a backend implements.
  *

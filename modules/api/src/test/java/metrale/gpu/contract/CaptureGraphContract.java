@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;

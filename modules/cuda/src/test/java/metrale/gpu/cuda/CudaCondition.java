@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.cuda;
 
 import metrale.gpu.cuda.internal.CudaBackend;

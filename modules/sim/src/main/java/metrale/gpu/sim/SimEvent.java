@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim;
 
 /** An event: its flags and its last record, either a pending or done marker, or a captured position. */

@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim;
 
 /** An executable graph and its last launch, which the next launch waits for. */

@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim;
 
 /** A function of a loaded module and the twin that runs it. */

@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim;
 
 /** One unit of device work: a copy, a memset, a kernel, an event marker, a graph. */

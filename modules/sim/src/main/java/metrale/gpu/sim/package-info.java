@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: Apache-2.0
 /**
  * The CPU simulator of a CUDA device: {@link metrale.gpu.sim.SimDevice} (the driver, with its fault
  * injection), and the kernel model apps use to write Java twins of their CUDA kernels:

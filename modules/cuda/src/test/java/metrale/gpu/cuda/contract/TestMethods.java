@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.cuda.contract;
 
 import java.lang.reflect.Method;
