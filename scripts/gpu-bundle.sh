@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds a self-contained bundle that runs the CUDA backend's tests on a GPU host with no Java,
 # Maven or network: the module jars, the test classes and their test dependencies, the JUnit
 # console launcher and a jlinked Java runtime, plus run-tests.sh.
@@ -30,8 +31,9 @@ cp modules/telemetry/target/metrale-telemetry-*.jar modules/api/target/metrale-g
 rm -f "$out"/lib/junit-* "$out"/lib/opentest4j-* "$out"/lib/apiguardian-*
 # Byte Buddy (9 MiB) serves only AssertJ's soft assertions and assumptions, which these tests do not use.
 rm -f "$out"/lib/byte-buddy-*
-# Javadoc jars (the verify phase builds them) are documentation, not code: 4 MiB each.
-rm -f "$out"/lib/*-javadoc.jar
+# Javadoc and sources jars (the verify and package phases build them) are not code, and a sources
+# jar on the module path would read as a second module of the same name.
+rm -f "$out"/lib/*-javadoc.jar "$out"/lib/*-sources.jar
 ./mvnw -q dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$console_version" \
     -DoutputDirectory="$out" -Dmdep.stripVersion=true
 
@@ -56,7 +58,7 @@ chmod +x "$out/run-bench.sh"
 ./mvnw -q -pl examples -am package -DskipTests
 mkdir -p "$out/demo"
 cp examples/target/modules/*.jar "$out/demo/"
-rm -f "$out"/demo/*-javadoc.jar
+rm -f "$out"/demo/*-javadoc.jar "$out"/demo/*-sources.jar
 for j in examples/target/metrale-examples-*.jar; do
     case "$j" in *-javadoc.jar|*-sources.jar|*-tests.jar) ;; *) cp "$j" "$out/demo/" ;; esac
 done

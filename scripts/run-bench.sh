@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the JMH benchmarks and records how: JMH's JSON, a log, and a properties file describing the
 # machine and the command, which metrale.bench.report.ResultsPage reads beside the JSON.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the heat-diffusion demo from a bundle made by scripts/gpu-bundle.sh, on the module path of
 # the bundle's jlinked runtime, with the CUDA backend resolved. Arguments go to the demo
 # (default backend: METRALE_BACKEND, else CUDA when a driver loads, else the simulator).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the CUDA backend's test suite from a bundle made by scripts/gpu-bundle.sh, with
 # -Dmetrale.gpu.required=true (a missing driver fails instead of skipping). Classes that cause a
 # sticky device fault run in JVMs of their own. Then prints the context-binding measurements.

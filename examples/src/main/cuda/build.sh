@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates the demo's PTX resource from heat.cu. Needs nvcc (CUDA 12 or later).
 # compute_90 PTX is JIT-compiled by the driver for the GPU it runs on (Hopper and later). nvcc 13
 # writes PTX ISA 9.0, which needs a CUDA 13 driver (R580+); an older driver says UNSUPPORTED_PTX_VERSION.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * Examples of metrale-gpu. {@link metrale.examples.HeatDemo} is a 2D heat-diffusion solver that
  * shows the API end to end and checks its result against plain Java; run it with {@code ./demo}.

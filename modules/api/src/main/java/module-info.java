@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * The metrale-gpu API that applications {@code requires}: {@link metrale.gpu.Gpu} and its values,
  * the runtime core that holds every policy, and the driver SPI that backends implement.
@@ -9,8 +10,9 @@
  * <p><b>Backends.</b> Put {@code metrale.gpu.sim} and/or {@code metrale.gpu.cuda} on the module
  * path; {@link metrale.gpu.Gpu#open()} finds them with {@link java.util.ServiceLoader}.
  *
- * <p><b>Options</b> (a {@link metrale.gpu.GpuBuilder} call wins over the property, the property
- * over the environment variable):
+ * <p><b>Options</b>, each declared once in the settings table {@link metrale.gpu.Setting} with its
+ * grammar (a {@link metrale.gpu.GpuBuilder} call wins over the property, the property over the
+ * environment variable):
  * <ul>
  * <li>{@systemProperty metrale.backend} / {@code METRALE_BACKEND}: {@code cuda} or {@code sim};
  *     default: CUDA when a driver loads, else the simulator.</li>

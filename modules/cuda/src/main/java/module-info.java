@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * The CUDA backend of metrale-gpu: a {@code java.lang.foreign} binding of the NVIDIA CUDA driver
  * API ({@code libcuda}) and, optionally, NVRTC, behind the driver SPI of {@code metrale.gpu}.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates the test PTX from the CUDA C sources beside this script.
 # PTX for compute_90 (Hopper) JIT-compiles on sm_90 and newer devices.
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * The metrale-gpu simulator: a CPU backend that keeps the CUDA driver's rules, so host code that
  * drives a GPU is tested without one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * Telemetry for metrale-gpu: the launch trace that diffs two executions of a
  * region op by op, the kernel-lookup audit, cheap counters of syncs, launches
@@ -9,16 +10,11 @@
  * {@link metrale.telemetry.Telemetry}; {@link metrale.telemetry.Telemetry#global()}
  * is a process-wide default for applications that want one.
  *
- * <p>Settings, read once by each {@link metrale.telemetry.Telemetry#Telemetry()}
- * constructor. A system property wins over its environment variable; {@code true},
- * {@code 1}, {@code yes} and {@code on} (any case) mean on, any other value off.
- * <ul>
- *   <li>{@systemProperty metrale.d2h.trace} (environment {@code METRALE_D2H_TRACE}),
- *       default {@code false}: name the call site of every device-to-host copy
- *       ({@link metrale.telemetry.Counters#d2hSiteReport(int)}).</li>
- *   <li>{@systemProperty metrale.timing} (environment {@code METRALE_TIMING}),
- *       default {@code false}: time each launch ({@link metrale.telemetry.KernelTiming}).</li>
- * </ul>
+ * <p>Settings: none. This module reads no system property and no environment
+ * variable; a new {@link metrale.telemetry.Telemetry} has every part off. The
+ * runtime ({@code metrale.gpu}) resolves {@code metrale.d2h.trace} and
+ * {@code metrale.timing} through its settings table, where a builder call wins,
+ * and switches the parts on.
  *
  * <p>No run-time flags are needed. The JFR events cost nothing unless a
  * recording is running ({@code -XX:StartFlightRecording} or {@code jcmd JFR.start}).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.examples;
 
 import java.io.IOException;
@@ -30,6 +31,7 @@ import metrale.telemetry.Counters;
 import metrale.telemetry.GpuAllocEvent;
 import metrale.telemetry.GpuCopyEvent;
 import metrale.telemetry.GpuFreeEvent;
+import metrale.telemetry.GpuGraphLaunchEvent;
 import metrale.telemetry.GpuLaunchEvent;
 import metrale.telemetry.GpuSyncEvent;
 import metrale.telemetry.LaunchTrace;
@@ -111,6 +113,11 @@ public final class HeatDemo {
             System.out.flush();
             System.err.println("heat demo: " + e.getMessage());
             status = 1;
+        } catch (IllegalArgumentException e) {
+            // A bad setting, such as a backend name no backend has (--backend cdua).
+            System.out.flush();
+            System.err.println("heat demo: " + e.getMessage());
+            status = 2;
         }
         System.exit(status);
     }
@@ -198,11 +205,8 @@ public final class HeatDemo {
         if (o.backend() != null) {
             return o.backend();
         }
-        String v = System.getProperty("metrale.backend");
-        if (v == null || v.isBlank()) {
-            v = System.getenv("METRALE_BACKEND");
-        }
-        return v == null || v.isBlank() ? "sim" : v.trim();
+        // The settings table's rule (property, then environment); the demo's own default is the simulator.
+        return metrale.gpu.Setting.BACKEND.text(null).orElse("sim");
     }
 
     /** Counter values at one moment, so a phase can report what it did. */
@@ -506,6 +510,7 @@ public final class HeatDemo {
         Recording r = new Recording();
         r.setName("metrale heat demo");
         r.enable(GpuLaunchEvent.class);
+        r.enable(GpuGraphLaunchEvent.class);
         r.enable(GpuAllocEvent.class);
         r.enable(GpuFreeEvent.class);
         r.enable(GpuCopyEvent.class);

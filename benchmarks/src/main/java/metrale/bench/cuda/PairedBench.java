@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.bench.cuda;
 
 import java.lang.foreign.MemorySegment;

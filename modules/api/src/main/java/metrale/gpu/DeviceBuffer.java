@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu;
 
 import java.lang.foreign.MemorySegment;
@@ -8,8 +9,19 @@ import java.util.Objects;
  * try-with-resources works. Made by {@link Gpu#allocBuffer}.
  *
  * <p>Copies are bounds-checked against the buffer's size before they reach the device. Safe to
- * use from several threads; {@link #close()} is idempotent, and any other use after it throws
- * {@link IllegalStateException}.
+ * use from several threads; {@link #close()} is idempotent and never throws, and any other use
+ * after it throws {@link IllegalStateException}.
+ * {@snippet :
+ * float[] host = new float[1024];
+ * try (DeviceBuffer buf = gpu.allocBuffer(4L * host.length)) {   // on the ledger, with this line as its site
+ *     buf.copyFrom(host);                                         // blocking H2D
+ *     gpu.launch(kernel, LaunchConfig.forElements(host.length, 256), Stream.DEFAULT,
+ *                args.clear().ptr(buf.ptr()).i32(host.length));
+ *     buf.copyTo(host);                                           // blocking D2H: waits for the launch
+ * }                                                               // freed here
+ * }
+ * {@link #at(long)} gives a pointer into the buffer, and a copy that does not fit throws
+ * {@link IndexOutOfBoundsException} naming the range and the buffer.
  */
 public final class DeviceBuffer implements AutoCloseable {
 
@@ -17,6 +29,7 @@ public final class DeviceBuffer implements AutoCloseable {
     private final DevicePtr ptr;
     private final long bytes;
     private volatile boolean closed;
+    private volatile RuntimeException closeFailure;
 
     DeviceBuffer(Gpu gpu, DevicePtr ptr, long bytes) {
         this.gpu = Objects.requireNonNull(gpu, "gpu");
@@ -186,7 +199,21 @@ public final class DeviceBuffer implements AutoCloseable {
         return closed;
     }
 
-    /** Frees the allocation. Idempotent. */
+    /**
+     * {@return why the free in {@link #close()} failed, if it did} A close path never throws (as
+     * cudarc's {@code record_err}): the failure is kept here and logged, and the runtime's own
+     * {@link Gpu#close()} still sweeps the allocation.
+     */
+    public java.util.Optional<RuntimeException> closeFailure() {
+        return java.util.Optional.ofNullable(closeFailure);
+    }
+
+    /**
+     * Frees the allocation. Idempotent, and never throws: a failed free (a sticky device fault, a
+     * runtime already closed) is recorded in {@link #closeFailure()} and logged to
+     * {@code metrale.gpu}, at WARNING unless the runtime was closed first (its close frees every
+     * allocation, so nothing is lost).
+     */
     @Override
     public void close() {
         if (!closed) {
@@ -196,7 +223,15 @@ public final class DeviceBuffer implements AutoCloseable {
                 }
                 closed = true;
             }
-            gpu.free(ptr);
+            try {
+                gpu.free(ptr);
+            } catch (RuntimeException e) {
+                closeFailure = e;
+                boolean runtimeClosed = gpu.isClosed();
+                System.getLogger("metrale.gpu").log(runtimeClosed ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
+                        () -> "metrale-gpu: DeviceBuffer.close could not free " + ptr + " (" + bytes + " B)"
+                                + (runtimeClosed ? "; the runtime was closed first and freed it" : "") + ": " + e, e);
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu;
 
 import java.lang.foreign.MemorySegment;
@@ -59,7 +60,8 @@ public interface Gpu extends AutoCloseable {
      *
      * @param backend {@code cuda} or {@code sim}
      * @return a new runtime, owned by the caller
-     * @throws GpuException if that backend is missing or unavailable, naming why
+     * @throws IllegalArgumentException if no backend on the path has that name, listing those there are
+     * @throws GpuException if that backend is unavailable, naming why
      */
     static Gpu open(String backend) {
         return builder().backend(backend).open();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu;
 
 import java.util.LinkedHashMap;
@@ -8,7 +9,7 @@ import metrale.telemetry.Telemetry;
 
 /**
  * Builds a {@link Gpu} with explicit options; what is not set comes from system properties and
- * the environment (see {@link GpuOptions}). Not thread-safe; each {@link #open()} makes a new
+ * the environment, as the settings table {@link Setting} declares them (a builder call wins). Not thread-safe; each {@link #open()} makes a new
  * runtime.
  */
 public final class GpuBuilder {
@@ -165,14 +166,14 @@ public final class GpuBuilder {
     /** {@return the options this builder would open with} */
     public GpuOptions options() {
         return new GpuOptions(
-                backend != null ? backend : setting("metrale.backend", "METRALE_BACKEND", null),
-                redZoneBytes != null ? redZoneBytes : longSetting("metrale.redzone", "METRALE_REDZONE", 0),
-                redZoneMinIndex != null ? redZoneMinIndex : longSetting("metrale.redzone.minIdx", "METRALE_REDZONE_MIN_IDX", 0),
-                debugSync != null ? debugSync : boolSetting("metrale.debugSync", "METRALE_DEBUG_SYNC", false),
-                d2hTrace != null ? d2hTrace : boolSetting("metrale.d2h.trace", "METRALE_D2H_TRACE", false),
-                timing != null ? timing : boolSetting("metrale.timing", "METRALE_TIMING", false),
-                allocSites != null ? allocSites : boolSetting("metrale.allocSites", "METRALE_ALLOC_SITES", true),
-                checkPointers != null ? checkPointers : boolSetting("metrale.checkPointers", "METRALE_CHECK_POINTERS", false),
+                backend != null ? backend : Setting.BACKEND.text(null).orElse(null),
+                redZoneBytes != null ? redZoneBytes : Setting.REDZONE.whole(null),
+                redZoneMinIndex != null ? redZoneMinIndex : Setting.REDZONE_MIN_IDX.whole(null),
+                debugSync != null ? debugSync : Setting.DEBUG_SYNC.bool(null),
+                d2hTrace != null ? d2hTrace : Setting.D2H_TRACE.bool(null),
+                timing != null ? timing : Setting.TIMING.bool(null),
+                allocSites != null ? allocSites : Setting.ALLOC_SITES.bool(null),
+                checkPointers != null ? checkPointers : Setting.CHECK_POINTERS.bool(null),
                 telemetry != null ? telemetry : new Telemetry(),
                 backendOptions, backendObjects);
     }
@@ -185,37 +186,5 @@ public final class GpuBuilder {
      */
     public Gpu open() {
         return GpuRuntime.open(options());
-    }
-
-    private static String setting(String property, String env, String def) {
-        String v = System.getProperty(property);
-        if (v == null || v.isBlank()) {
-            v = System.getenv(env);
-        }
-        return v == null || v.isBlank() ? def : v.trim();
-    }
-
-    private static long longSetting(String property, String env, long def) {
-        String v = setting(property, env, null);
-        if (v == null) {
-            return def;
-        }
-        try {
-            return Long.parseLong(v);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(property + " / " + env + " = '" + v + "' is not a whole number", e);
-        }
-    }
-
-    private static boolean boolSetting(String property, String env, boolean def) {
-        String v = setting(property, env, null);
-        if (v == null) {
-            return def;
-        }
-        return switch (v.toLowerCase(java.util.Locale.ROOT)) {
-            case "1", "true", "yes", "on" -> true;
-            case "0", "false", "no", "off" -> false;
-            default -> throw new IllegalArgumentException(property + " / " + env + " = '" + v + "' is not a boolean (true/false/1/0)");
-        };
     }
 }

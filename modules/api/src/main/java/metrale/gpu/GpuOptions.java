@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu;
 
 import java.util.Map;
@@ -7,20 +8,8 @@ import metrale.telemetry.Telemetry;
 /**
  * The options a {@link Gpu} is opened with. Build them with {@link GpuBuilder}; each has a system
  * property and an environment variable, read by {@link #fromEnvironment()} (a builder call wins
- * over the property, the property over the variable).
- *
- * <table class="striped">
- * <caption>Options</caption>
- * <tr><th>option</th><th>system property</th><th>environment</th><th>default</th></tr>
- * <tr><td>{@link #backend()}</td><td>{@code metrale.backend}</td><td>{@code METRALE_BACKEND}</td><td>CUDA if a driver loads, else {@code sim}</td></tr>
- * <tr><td>{@link #redZoneBytes()}</td><td>{@code metrale.redzone}</td><td>{@code METRALE_REDZONE}</td><td>0 (off)</td></tr>
- * <tr><td>{@link #redZoneMinIndex()}</td><td>{@code metrale.redzone.minIdx}</td><td>{@code METRALE_REDZONE_MIN_IDX}</td><td>0</td></tr>
- * <tr><td>{@link #debugSync()}</td><td>{@code metrale.debugSync}</td><td>{@code METRALE_DEBUG_SYNC}</td><td>false</td></tr>
- * <tr><td>{@link #d2hTrace()}</td><td>{@code metrale.d2h.trace}</td><td>{@code METRALE_D2H_TRACE}</td><td>false</td></tr>
- * <tr><td>{@link #timing()}</td><td>{@code metrale.timing}</td><td>{@code METRALE_TIMING}</td><td>false</td></tr>
- * <tr><td>{@link #allocSites()}</td><td>{@code metrale.allocSites}</td><td>{@code METRALE_ALLOC_SITES}</td><td>true</td></tr>
- * <tr><td>{@link #checkPointers()}</td><td>{@code metrale.checkPointers}</td><td>{@code METRALE_CHECK_POINTERS}</td><td>false</td></tr>
- * </table>
+ * over the property, the property over the variable). The settings table {@link Setting} declares
+ * each one once, with its property, variable, default and grammar.
  *
  * @param backend          the backend's name, or {@code null} to choose automatically
  * @param redZoneBytes     bytes of red zone after each buffer; 0 turns red zones off

@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import metrale.telemetry.TraceEntry;
 
 /**
  * A reusable native kernel-argument buffer and the {@code void**} table that points into it, as
@@ -30,19 +32,26 @@ public final class KernelArgs implements AutoCloseable {
     /** How an argument was appended: which method filled its slot. */
     public enum Kind {
         /** {@link #i32(int)}. */
-        I32,
+        I32(TraceEntry.KIND_I32),
         /** {@link #i64(long)}. */
-        I64,
+        I64(TraceEntry.KIND_I64),
         /** {@link #f32(float)}. */
-        F32,
+        F32(TraceEntry.KIND_F32),
         /** {@link #f64(double)}. */
-        F64,
+        F64(TraceEntry.KIND_F64),
         /** {@link #ptr(DevicePtr)} or {@link #ptr(long)}. */
-        PTR,
+        PTR(TraceEntry.KIND_PTR),
         /** {@link #bytes(byte[])} or {@link #bytes(MemorySegment)}. */
-        BYTES;
+        BYTES(TraceEntry.KIND_BYTES);
 
         private static final Kind[] ALL = values();
+
+        /** The launch trace's code for this kind. */
+        private final char traceCode;
+
+        Kind(char traceCode) {
+            this.traceCode = traceCode;
+        }
     }
 
     /** Default maximum number of arguments. */
@@ -344,6 +353,18 @@ public final class KernelArgs implements AutoCloseable {
             w[i] = word(i);
         }
         return w;
+    }
+
+    /**
+     * {@return each argument's kind as the launch trace records it, one {@link TraceEntry} kind
+     * code per argument in order (for example {@code "pfi"} for a pointer, a float and an int)}
+     */
+    public String argKinds() {
+        char[] k = new char[count];
+        for (int i = 0; i < count; i++) {
+            k[i] = Kind.ALL[kinds[i]].traceCode;
+        }
+        return new String(k);
     }
 
     private void checkIndex(int i) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.telemetry;
 
 import java.util.ArrayList;
@@ -13,8 +14,8 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link LongAdder}: cheap from many threads, allocation-free.
  *
  * <p>Every device-to-host copy is a hidden sync point. With
- * {@linkplain #setD2hSiteTrace(boolean) site tracing} on (system property
- * {@code metrale.d2h.trace} or environment {@code METRALE_D2H_TRACE}), each
+ * {@linkplain #setD2hSiteTrace(boolean) site tracing} on (the runtime turns it
+ * on for {@code d2hTrace(true)}, {@code metrale.d2h.trace} or {@code METRALE_D2H_TRACE}), each
  * {@link #d2hCopy(long)} also walks the stack to count its caller's
  * {@link CallSites#caller() site}, which costs a stack walk per copy.
  */
@@ -219,7 +220,7 @@ public final class Counters {
         sb.append("D2H copies by call site: ").append(traced).append(" copies at ")
                 .append(sites.size()).append(" site(s)");
         if (!d2hSiteTrace && sites.isEmpty()) {
-            sb.append(" (site tracing is off: set metrale.d2h.trace=true or METRALE_D2H_TRACE=1)");
+            sb.append(" (site tracing is off: Gpu.builder().d2hTrace(true), metrale.d2h.trace=true or METRALE_D2H_TRACE=1)");
         }
         sb.append('\n');
         int shown = 0;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.telemetry;
 
 import jdk.jfr.Category;
@@ -11,15 +12,14 @@ import jdk.jfr.StackTrace;
 
 /**
  * JFR event for one memory copy; its duration is the call's when the emitter
- * calls {@link #begin()} first, so a blocking D2H copy shows its wait. Without
- * a stack trace, since copies are frequent. Fill the public fields and commit
- * as for {@link GpuLaunchEvent}.
+ * calls {@link #begin()} first, so a blocking D2H copy shows its wait. With a
+ * stack trace. Fill the public fields and commit as for {@link GpuLaunchEvent}.
  */
 @Name("metrale.Copy")
 @Category({"metrale", "GPU"})
 @Label("GPU Copy")
 @Description("Bytes copied between host and device or within the device")
-@StackTrace(false)
+@StackTrace(true)
 public final class GpuCopyEvent extends Event {
 
     /** Creates an event with every field zero or null. */

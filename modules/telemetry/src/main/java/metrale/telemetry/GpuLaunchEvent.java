@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.telemetry;
 
 import jdk.jfr.Category;
@@ -10,10 +11,11 @@ import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
 
 /**
- * JFR event for one kernel launch; its duration is the host-side enqueue when
- * the emitter calls {@link #begin()} before launching. Recorded only while a
- * recording with this event enabled runs; without a stack trace, since
- * launches are frequent. Emit it as
+ * JFR event for one kernel launch, with a stack trace; its duration is the
+ * host-side enqueue when the emitter calls {@link #begin()} before launching.
+ * Recorded only while a recording with this event enabled runs (a recording
+ * that wants fewer stack walks disables the event's stack trace setting).
+ * Emit it as
  * {@snippet :
  * GpuLaunchEvent e = new GpuLaunchEvent();
  * e.begin();
@@ -30,7 +32,7 @@ import jdk.jfr.StackTrace;
 @Category({"metrale", "GPU"})
 @Label("GPU Kernel Launch")
 @Description("A kernel launched on a GPU stream")
-@StackTrace(false)
+@StackTrace(true)
 public final class GpuLaunchEvent extends Event {
 
     /** Creates an event with every field zero or null. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.telemetry;
 
 import jdk.jfr.Category;
@@ -10,14 +11,14 @@ import jdk.jfr.StackTrace;
 
 /**
  * JFR event for one host wait on the device; its duration is the wait when
- * the emitter calls {@link #begin()} first. Without a stack trace, since syncs
- * are frequent. Fill the public fields and commit as for {@link GpuLaunchEvent}.
+ * the emitter calls {@link #begin()} first. With a stack trace, which names the
+ * code that waited. Fill the public fields and commit as for {@link GpuLaunchEvent}.
  */
 @Name("metrale.Sync")
 @Category({"metrale", "GPU"})
 @Label("GPU Sync")
 @Description("The host waited for a stream, an event or the whole context")
-@StackTrace(false)
+@StackTrace(true)
 public final class GpuSyncEvent extends Event {
 
     /** Creates an event with every field zero or null. */

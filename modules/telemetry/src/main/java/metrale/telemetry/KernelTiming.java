@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.telemetry;
 
 import java.util.ArrayList;
@@ -9,8 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Wall-clock spans around launches, aggregated by kernel name. Off by default
- * (system property {@code metrale.timing} or environment {@code METRALE_TIMING}
- * turns it on). A span measures the host side of a launch (the enqueue), not
+ * ({@link #setEnabled(boolean)}; the runtime turns it on for {@code timing(true)},
+ * {@code metrale.timing} or {@code METRALE_TIMING}). A span measures the host side of a launch (the enqueue), not
  * the kernel's run on the device, unless the runtime syncs before ending it.
  * Thread-safe.
  * {@snippet :
@@ -131,7 +132,7 @@ public final class KernelTiming {
         StringBuilder sb = new StringBuilder();
         sb.append("Kernel timing: ").append(all.size()).append(" kernel(s)");
         if (!enabled && all.isEmpty()) {
-            sb.append(" (timing is off: set metrale.timing=true or METRALE_TIMING=1)");
+            sb.append(" (timing is off: Gpu.builder().timing(true), metrale.timing=true or METRALE_TIMING=1)");
         }
         sb.append('\n');
         if (all.isEmpty()) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.telemetry;
 
 import java.util.ArrayList;
@@ -109,7 +110,9 @@ public final class LaunchTrace {
      * detailing at most {@code maxReport} of them (N counts them all):
      * {@code "#i NAME [kind] what; what"}, where each what is one of
      * {@code op OLD -> NEW}, {@code grid [x, y, z] -> [..]}, {@code block [..] -> [..]},
-     * {@code smem A -> B}, {@code argK 0xOLD -> 0xNEW (Δ D)} and {@code argc A -> B}.
+     * {@code smem A -> B}, {@code argK 0xOLD -> 0xNEW (Δ D)} (an integer, pointer or
+     * bytes argument, or one whose kind is not known), {@code argK 2.0f -> 3.0f} (a float),
+     * {@code argK 2.0 -> 3.0} (a double) and {@code argc A -> B}.
      * Every line ends in {@code '\n'}.
      *
      * @param maxReport the most differing ops to detail
@@ -175,8 +178,7 @@ public final class LaunchTrace {
                 long pv = p.arg(a);
                 long cv = c.arg(a);
                 if (pv != cv) {
-                    // Wrapping subtraction of the words read as signed, as the seed's `cv as i64 - pv as i64`.
-                    what.add("arg" + a + " " + hex(pv) + " -> " + hex(cv) + " (Δ " + (cv - pv) + ")");
+                    what.add("arg" + a + " " + argChange(p.argKind(a) == c.argKind(a) ? c.argKind(a) : '?', pv, cv));
                 }
             }
             if (p.argc() != c.argc()) {
@@ -187,6 +189,16 @@ public final class LaunchTrace {
                     .append(String.join("; ", what)).append('\n');
         }
         return n + " differing op(s) of " + common + "\n" + out;
+    }
+
+    /** A float or double as its value, anything else in the seed's hex form with the signed delta. */
+    private static String argChange(char kind, long pv, long cv) {
+        return switch (kind) {
+            case TraceEntry.KIND_F32 -> Float.intBitsToFloat((int) pv) + "f -> " + Float.intBitsToFloat((int) cv) + "f";
+            case TraceEntry.KIND_F64 -> Double.longBitsToDouble(pv) + " -> " + Double.longBitsToDouble(cv);
+            // Wrapping subtraction of the words read as signed, as the seed's `cv as i64 - pv as i64`.
+            default -> hex(pv) + " -> " + hex(cv) + " (Δ " + (cv - pv) + ")";
+        };
     }
 
     private static String dims(int x, int y, int z) {

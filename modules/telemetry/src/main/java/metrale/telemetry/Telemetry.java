@@ -1,15 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.telemetry;
-
-import java.util.Locale;
 
 /**
  * The telemetry of one backend: its launch trace, kernel audit, counters and
  * kernel timing. Each backend owns one and tests make a fresh one;
  * {@link #global()} is a process-wide default. Thread-safe.
  *
- * <p>The constructor reads the settings named in the module description
- * ({@code metrale.d2h.trace}, {@code metrale.timing} and their environment
- * variables) once; the parts can be switched later through their setters.
+ * <p>Telemetry reads no system property and no environment variable: a new
+ * instance has every part off, and whoever owns it switches parts on through
+ * their setters. The runtime does that from its resolved options (the settings
+ * table {@code metrale.gpu.Setting}, where a builder call wins over
+ * {@code metrale.d2h.trace} / {@code METRALE_D2H_TRACE} and
+ * {@code metrale.timing} / {@code METRALE_TIMING}).
  */
 public final class Telemetry {
 
@@ -19,12 +21,10 @@ public final class Telemetry {
     private final KernelTiming timing = new KernelTiming(trace);
 
     /**
-     * Creates telemetry with the trace off, everything empty and at zero, and
-     * D2H site tracing and timing as the system properties or environment set them.
+     * Creates telemetry with the trace, D2H site tracing and timing off, and
+     * everything empty and at zero.
      */
     public Telemetry() {
-        counters.setD2hSiteTrace(flag("metrale.d2h.trace", "METRALE_D2H_TRACE"));
-        timing.setEnabled(flag("metrale.timing", "METRALE_TIMING"));
     }
 
     private static final class Global {
@@ -74,24 +74,5 @@ public final class Telemetry {
      */
     public KernelTiming timing() {
         return timing;
-    }
-
-    /** The system property if set, else the environment variable; unset means off. */
-    static boolean flag(String property, String env) {
-        String v = System.getProperty(property);
-        if (v == null) {
-            v = System.getenv(env);
-        }
-        return parse(v);
-    }
-
-    static boolean parse(String v) {
-        if (v == null) {
-            return false;
-        }
-        return switch (v.trim().toLowerCase(Locale.ROOT)) {
-            case "true", "1", "yes", "on" -> true;
-            default -> false;
-        };
     }
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.telemetry;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -85,6 +86,6 @@ class CountersTest {
     @Test
     void reportSaysHowToTurnTracingOn() {
         assertThat(counters.d2hSiteReport(5)).isEqualTo("D2H copies by call site: 0 copies at 0 site(s)"
-                + " (site tracing is off: set metrale.d2h.trace=true or METRALE_D2H_TRACE=1)\n");
+                + " (site tracing is off: Gpu.builder().d2hTrace(true), metrale.d2h.trace=true or METRALE_D2H_TRACE=1)\n");
     }
 }

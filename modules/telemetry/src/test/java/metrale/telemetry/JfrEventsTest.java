@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.telemetry;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -89,7 +90,7 @@ class JfrEventsTest {
                 l.getInt("blockX"), l.getInt("blockY"), l.getInt("blockZ"))).containsExactly(1, 2, 3, 4, 5, 6);
         assertThat(l.getInt("sharedMemBytes")).isEqualTo(1024);
         assertThat(l.getLong("stream")).isEqualTo(5);
-        assertThat(l.getStackTrace()).as("launches carry no stack").isNull();
+        assertThat(l.getStackTrace()).as("launches carry their stack").isNotNull();
         assertThat(l.getEventType().getCategoryNames()).containsExactly("metrale", "GPU");
         assertThat(l.getEventType().getLabel()).isEqualTo("GPU Kernel Launch");
 
@@ -113,6 +114,8 @@ class JfrEventsTest {
         RecordedEvent s = byName.get("metrale.Sync");
         assertThat(s.getLong("stream")).isEqualTo(5);
         assertThat(s.getString("what")).isEqualTo("stream");
+        assertThat(s.getStackTrace()).as("syncs carry their stack").isNotNull();
+        assertThat(c.getStackTrace()).as("copies carry their stack").isNotNull();
     }
 
     @Test
@@ -123,7 +126,7 @@ class JfrEventsTest {
         EventType launch = EventType.getEventType(GpuLaunchEvent.class);
         assertThat(launch.getField("sharedMemBytes").getContentType()).isEqualTo(DataAmount.class.getName());
         for (Class<? extends jdk.jfr.Event> type : List.of(GpuLaunchEvent.class, GpuAllocEvent.class,
-                GpuFreeEvent.class, GpuCopyEvent.class, GpuSyncEvent.class)) {
+                GpuFreeEvent.class, GpuCopyEvent.class, GpuSyncEvent.class, GpuGraphLaunchEvent.class)) {
             EventType t = EventType.getEventType(type);
             assertThat(t.getCategoryNames()).containsExactly("metrale", "GPU");
             assertThat(t.getDescription()).isNotBlank();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.telemetry;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -64,7 +65,7 @@ class KernelTimingTest {
     void emptyReportSaysHowToTurnItOn() {
         timing.setEnabled(false);
         assertThat(timing.report()).isEqualTo(
-                "Kernel timing: 0 kernel(s) (timing is off: set metrale.timing=true or METRALE_TIMING=1)\n");
+                "Kernel timing: 0 kernel(s) (timing is off: Gpu.builder().timing(true), metrale.timing=true or METRALE_TIMING=1)\n");
     }
 
     @Test

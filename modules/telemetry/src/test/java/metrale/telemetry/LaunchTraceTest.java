@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.telemetry;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -106,6 +107,35 @@ class LaunchTraceTest {
                 1 differing op(s) of 1
                 #0 mod::add [kernel] grid [1, 1, 1] -> [2, 1, 1]; arg0 0x10 -> 0x20 (Δ 16)
                 """);
+    }
+
+    @Test
+    void floatAndDoubleArgumentsPrintAsValuesIntsAndPointersAsHex() {
+        trace.nameKernel(0x1000, "mod", "saxpy");
+        long two = Float.floatToRawIntBits(2.0f) & 0xffffffffL;
+        long three = Float.floatToRawIntBits(3.0f) & 0xffffffffL;
+        String report = diff(
+                List.of(TraceEntry.kernel(0x1000, 1, 1, 1, 1, 1, 1, 0,
+                        new long[] {two, 0x10, 7, Double.doubleToRawLongBits(0.5)}, "fpid")),
+                List.of(TraceEntry.kernel(0x1000, 1, 1, 1, 1, 1, 1, 0,
+                        new long[] {three, 0x20, 9, Double.doubleToRawLongBits(-1.25)}, "fpid")), 10);
+        assertThat(report).isEqualTo("1 differing op(s) of 1\n"
+                + "#0 mod::saxpy [kernel] arg0 2.0f -> 3.0f; arg1 0x10 -> 0x20 (Δ 16); arg2 0x7 -> 0x9 (Δ 2);"
+                + " arg3 0.5 -> -1.25\n");
+    }
+
+    @Test
+    void unknownKindsKeepTheSeedsHexForm() {
+        long two = Float.floatToRawIntBits(2.0f) & 0xffffffffL;
+        long three = Float.floatToRawIntBits(3.0f) & 0xffffffffL;
+        String report = diff(List.of(k(0xa, 1, 1, 0, two)), List.of(k(0xa, 1, 1, 0, three)), 10);
+        assertThat(report).contains("arg0 0x40000000 -> 0x40400000 (Δ 4194304)");
+    }
+
+    @Test
+    void argKindsMustMatchTheArgumentCount() {
+        assertThatThrownBy(() -> TraceEntry.kernel(1, 1, 1, 1, 1, 1, 1, 0, new long[] {1, 2}, "f"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'f'");
     }
 
     @Test

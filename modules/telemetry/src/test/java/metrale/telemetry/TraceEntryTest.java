@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.telemetry;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -14,7 +15,7 @@ class TraceEntryTest {
         assertThat(a).isEqualTo(b).hasSameHashCodeAs(b);
         assertThat(a).isNotEqualTo(TraceEntry.kernel(7, 1, 2, 3, 4, 5, 6, 8, new long[] {1, 3}));
         assertThat(a.toString()).isEqualTo("TraceEntry[kind=KERNEL, func=7, gridX=1, gridY=2, gridZ=3,"
-                + " blockX=4, blockY=5, blockZ=6, sharedMemBytes=8, args=[1, 2]]");
+                + " blockX=4, blockY=5, blockZ=6, sharedMemBytes=8, args=[1, 2], argKinds=]");
     }
 
     @Test

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.internal;
 
 import java.util.ArrayList;
@@ -52,15 +53,30 @@ public final class Backends {
     }
 
     /**
-     * Picks the named backend, or the best available one when {@code name} is {@code null}.
+     * Picks the named backend, or the best available one when {@code name} is {@code null}. An
+     * automatic choice that passes over a backend which is {@linkplain Availability#present()
+     * present but unusable} (a CUDA driver without {@code --enable-native-access}) logs that at
+     * WARNING with the reason, so a service does not run on the simulator unnoticed.
      *
      * @param name a backend name, or {@code null}
      * @return the provider
+     * @throws IllegalArgumentException if no backend on the path has that name, listing the names there are
      * @throws GpuException {@code NO_DEVICE} naming what was found and why each was unavailable
      */
     public static BackendProvider choose(String name) {
-        List<BackendProvider> all = providers();
+        return choose(name, providers(), LOG);
+    }
+
+    /** {@link #choose(String)} over the given providers, highest priority first, logging to {@code log}. */
+    static BackendProvider choose(String name, List<BackendProvider> all, System.Logger log) {
+        List<String> names = all.stream().map(BackendProvider::name).toList();
+        if (name != null && all.stream().noneMatch(p -> p.name().equalsIgnoreCase(name))) {
+            throw new IllegalArgumentException("no backend named '" + name + "': the backends on the module or class path are "
+                    + names + (names.contains("cuda") ? "" : " (metrale.gpu.cuda is not there)")
+                    + (names.contains("sim") ? "" : " (metrale.gpu.sim is not there)"));
+        }
         StringBuilder why = new StringBuilder();
+        List<String> passedOver = new ArrayList<>();
         for (BackendProvider p : all) {
             if (name != null && !p.name().equalsIgnoreCase(name)) {
                 continue;
@@ -68,24 +84,26 @@ public final class Backends {
             Availability a = safeAvailability(p);
             if (a.available()) {
                 // An automatic choice is news (INFO); one the caller named is only confirmed (DEBUG).
-                LOG.log(name == null ? System.Logger.Level.INFO : System.Logger.Level.DEBUG,
+                log.log(name == null ? System.Logger.Level.INFO : System.Logger.Level.DEBUG,
                         () -> "metrale-gpu: using the " + p.name() + " backend"
                         + (name == null ? " (none named; highest priority available)" : ""));
+                for (String w : passedOver) {
+                    log.log(System.Logger.Level.WARNING, "metrale-gpu: " + w + "; using the " + p.name() + " backend instead");
+                }
                 return p;
             }
             if (!why.isEmpty()) {
                 why.append("; ");
             }
             why.append(p.name()).append(": ").append(a.reason());
-            if (name == null) {
-                LOG.log(System.Logger.Level.DEBUG, () -> "metrale-gpu: " + p.name() + " unavailable: " + a.reason());
+            if (name == null && a.present()) {
+                passedOver.add("the " + p.name() + " backend is installed but cannot be used: " + a.reason());
+            } else if (name == null) {
+                log.log(System.Logger.Level.DEBUG, () -> "metrale-gpu: " + p.name() + " unavailable: " + a.reason());
             }
         }
-        List<String> names = all.stream().map(BackendProvider::name).toList();
         String msg;
-        if (name != null && why.isEmpty()) {
-            msg = "no backend named '" + name + "' on the module or class path (found " + names + ")";
-        } else if (all.isEmpty()) {
+        if (all.isEmpty()) {
             msg = "no backend on the module or class path: add metrale.gpu.sim or metrale.gpu.cuda";
         } else {
             msg = "no available backend" + (name == null ? "" : " named '" + name + "'") + ": " + why;

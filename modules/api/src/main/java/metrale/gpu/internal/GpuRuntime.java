@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.internal;
 
 import java.lang.foreign.Arena;
@@ -363,6 +364,7 @@ public final class GpuRuntime implements Gpu {
                 throw new IllegalArgumentException("alloc(bytes=" + bytes + "): with the " + pad + "-byte red zone it overflows");
             }
             long p;
+            var jfr = Jfr.beginAlloc();
             try {
                 p = driver.memAlloc(bytes + pad);
             } catch (GpuException e) {
@@ -383,7 +385,7 @@ public final class GpuRuntime implements Gpu {
                 }
             }
             ledger.add(entry);
-            Jfr.alloc(p, bytes, site, false);
+            Jfr.alloc(jfr, p, bytes, site, false);
             return entry.allocation().ptr();
         } finally {
             gate.leave(gt);
@@ -398,6 +400,7 @@ public final class GpuRuntime implements Gpu {
             String site = allocSites ? CallSites.caller() : "?";
             long index = ledger.nextIndex();
             long p;
+            var jfr = Jfr.beginAlloc();
             try {
                 p = driver.memAllocManaged(bytes, ATTACH_GLOBAL);
             } catch (GpuException e) {
@@ -405,7 +408,7 @@ public final class GpuRuntime implements Gpu {
             }
             Ledger.Entry entry = new Ledger.Entry(new Allocation(new DevicePtr(p), bytes, site, index, true), 0);
             ledger.add(entry);
-            Jfr.alloc(p, bytes, site, true);
+            Jfr.alloc(jfr, p, bytes, site, true);
             return entry.allocation().ptr();
         } finally {
             gate.leave(gt);
@@ -446,6 +449,7 @@ public final class GpuRuntime implements Gpu {
             if (e == null) {
                 throw new GpuException(CudaError.INVALID_VALUE, "free", explainNotLive(p) + "; nothing was freed");
             }
+            var jfr = Jfr.beginFree();
             try {
                 driver.memFree(p);
             } catch (GpuException x) {
@@ -459,7 +463,7 @@ public final class GpuRuntime implements Gpu {
                     throw r;
                 }
             }
-            Jfr.free(p, e.allocation().bytes());
+            Jfr.free(jfr, p, e.allocation().bytes());
         } finally {
             gate.leave(gt);
         }
@@ -480,13 +484,14 @@ public final class GpuRuntime implements Gpu {
         try {
             Checks.size(bytes, "bytes", "allocArena");
             long p;
+            var jfr = Jfr.beginAlloc();
             try {
                 p = driver.memAlloc(bytes);
             } catch (GpuException e) {
                 throw allocFailed(e, "allocArena", bytes, 0, CallSites.caller());
             }
             arenas.add(p, bytes);
-            Jfr.alloc(p, bytes, "arena chunk", false);
+            Jfr.alloc(jfr, p, bytes, "arena chunk", false);
             return new DevicePtr(p);
         } finally {
             gate.leave(gt);
@@ -506,6 +511,7 @@ public final class GpuRuntime implements Gpu {
                 throw new GpuException(CudaError.INVALID_VALUE, "freeArena", "ptr=" + ptr
                         + " is not a live arena chunk from allocArena (" + ledger.explainNotLive(p) + "); nothing was freed");
             }
+            var jfr = Jfr.beginFree();
             try {
                 driver.memFree(p);
             } catch (GpuException x) {
@@ -517,7 +523,7 @@ public final class GpuRuntime implements Gpu {
                     throw r;
                 }
             }
-            Jfr.free(p, c.bytes);
+            Jfr.free(jfr, p, c.bytes);
         } finally {
             gate.leave(gt);
         }
@@ -599,10 +605,11 @@ public final class GpuRuntime implements Gpu {
             int freed = 0;
             GpuException first = null;
             for (Ledger.Entry e : ledger.drain("sweepUnreleased called at " + CallSites.caller())) {
+                var jfr = Jfr.beginFree();
                 try {
                     driver.memFree(e.base());
                     freed++;
-                    Jfr.free(e.base(), e.allocation().bytes());
+                    Jfr.free(jfr, e.base(), e.allocation().bytes());
                 } catch (GpuException x) {
                     if (x.error().isTeardown()) {
                         freed++;
@@ -686,13 +693,14 @@ public final class GpuRuntime implements Gpu {
             long d = Checks.ptr(dst, "dst");
             long n = src.byteSize();
             checkRange(d, n, "copyH2D", "dst");
+            var jfr = Jfr.beginCopy();
             try {
                 driver.memcpyHtoD(d, src, n);
             } catch (GpuException e) {
                 throw fail(e, "copyH2D " + n + " B to 0x" + Long.toHexString(d));
             }
             counters.h2dCopy(n);
-            Jfr.copy("H2D", n, false, 0);
+            Jfr.copy(jfr, "H2D", n, false, 0);
         } finally {
             gate.leave(gt);
         }
@@ -706,13 +714,14 @@ public final class GpuRuntime implements Gpu {
             Checks.writable(dst, "dst");
             long n = dst.byteSize();
             checkRange(s, n, "copyD2H", "src");
+            var jfr = Jfr.beginCopy();
             try {
                 driver.memcpyDtoH(dst, s, n);
             } catch (GpuException e) {
                 throw fail(e, "copyD2H " + n + " B from 0x" + Long.toHexString(s));
             }
             counters.d2hCopy(n);
-            Jfr.copy("D2H", n, false, 0);
+            Jfr.copy(jfr, "D2H", n, false, 0);
         } finally {
             gate.leave(gt);
         }
@@ -727,6 +736,7 @@ public final class GpuRuntime implements Gpu {
             long st = liveStream(stream, "copyD2HOnStream");
             long n = dst.byteSize();
             checkRange(s, n, "copyD2HOnStream", "src");
+            var jfr = Jfr.beginCopy();
             try {
                 if (dst.isNative()) {
                     driver.memcpyDtoHAsync(dst, s, n, st);
@@ -744,7 +754,7 @@ public final class GpuRuntime implements Gpu {
                 throw fail(e, "copyD2HOnStream " + n + " B from " + src + " on " + stream);
             }
             counters.d2hCopy(n);
-            Jfr.copy("D2H", n, false, st);
+            Jfr.copy(jfr, "D2H", n, false, st);
         } finally {
             gate.leave(gt);
         }
@@ -762,13 +772,14 @@ public final class GpuRuntime implements Gpu {
             long st = liveStream(stream, "copyD2HAsync");
             long n = dst.byteSize();
             checkRange(s, n, "copyD2HAsync", "src");
+            var jfr = Jfr.beginCopy();
             try {
                 driver.memcpyDtoHAsync(dst, s, n, st);
             } catch (GpuException e) {
                 throw fail(e, "copyD2HAsync " + n + " B from " + src + " on " + stream);
             }
             counters.d2hCopy(n);
-            Jfr.copy("D2H", n, true, st);
+            Jfr.copy(jfr, "D2H", n, true, st);
         } finally {
             gate.leave(gt);
         }
@@ -819,13 +830,14 @@ public final class GpuRuntime implements Gpu {
         long st = liveStream(stream, op);
         long n = src.byteSize();
         checkRange(d, n, op, "dst");
+        var jfr = Jfr.beginCopy();
         try {
             driver.memcpyHtoDAsync(d, src, n, st);
         } catch (GpuException e) {
             throw fail(e, op + " " + n + " B to " + dst + " on " + stream);
         }
         counters.h2dCopy(n);
-        Jfr.copy("H2D", n, true, st);
+        Jfr.copy(jfr, "H2D", n, true, st);
         return st;
     }
 
@@ -838,6 +850,7 @@ public final class GpuRuntime implements Gpu {
             Checks.size(bytes, "bytes", "copyD2D");
             checkRange(s, bytes, "copyD2D", "src");
             checkRange(d, bytes, "copyD2D", "dst");
+            var jfr = Jfr.beginCopy();
             try {
                 driver.memcpyDtoD(d, s, bytes);
             } catch (GpuException e) {
@@ -847,7 +860,7 @@ public final class GpuRuntime implements Gpu {
                 trace.record(TraceEntry.d2d(s, d, bytes));
             }
             counters.d2dCopy(bytes);
-            Jfr.copy("D2D", bytes, false, 0);
+            Jfr.copy(jfr, "D2D", bytes, false, 0);
         } finally {
             gate.leave(gt);
         }
@@ -863,6 +876,7 @@ public final class GpuRuntime implements Gpu {
             checkRange(s, bytes, "copyD2DAsync", "src");
             checkRange(d, bytes, "copyD2DAsync", "dst");
             long st = liveStream(stream, "copyD2DAsync");
+            var jfr = Jfr.beginCopy();
             try {
                 driver.memcpyDtoDAsync(d, s, bytes, st);
             } catch (GpuException e) {
@@ -872,7 +886,7 @@ public final class GpuRuntime implements Gpu {
                 trace.record(TraceEntry.d2d(s, d, bytes));
             }
             counters.d2dCopy(bytes);
-            Jfr.copy("D2D", bytes, true, st);
+            Jfr.copy(jfr, "D2D", bytes, true, st);
         } finally {
             gate.leave(gt);
         }
@@ -902,13 +916,14 @@ public final class GpuRuntime implements Gpu {
                 checkRange(s, span2D(srcPitch, widthBytes, height), "copyD2D2DAsync", "src");
                 checkRange(d, span2D(dstPitch, widthBytes, height), "copyD2D2DAsync", "dst");
             }
+            var jfr = Jfr.beginCopy();
             try {
                 driver.memcpy2DAsync(d, dstPitch, s, srcPitch, widthBytes, height, st);
             } catch (GpuException e) {
                 throw fail(e, "copyD2D2DAsync " + widthBytes + "x" + height + " " + src + " -> " + dst + " on " + stream);
             }
             counters.d2dCopy(n);
-            Jfr.copy("D2D", n, true, st);
+            Jfr.copy(jfr, "D2D", n, true, st);
         } finally {
             gate.leave(gt);
         }
@@ -1116,6 +1131,7 @@ public final class GpuRuntime implements Gpu {
                 checkPointerArgs(func, args);
             }
             long t0 = timingOn ? timing.begin() : 0;
+            var jfr = Jfr.beginLaunch();
             try {
                 driver.launchKernel(raw, config, st, args);
             } catch (GpuException e) {
@@ -1128,7 +1144,7 @@ public final class GpuRuntime implements Gpu {
             if (debugSync || t0 != 0) {
                 syncAfterLaunch(func, st, t0);
             }
-            Jfr.launch(trace, func, config, stream.handle());
+            Jfr.launch(jfr, trace, func, config, stream.handle());
         } finally {
             gate.leave(gt);
         }
@@ -1151,7 +1167,7 @@ public final class GpuRuntime implements Gpu {
 
     private void recordLaunch(long func, LaunchConfig c, KernelArgs args) {
         trace.record(TraceEntry.kernel(func, c.grid().x(), c.grid().y(), c.grid().z(),
-                c.block().x(), c.block().y(), c.block().z(), c.sharedMemBytes(), args.words()));
+                c.block().x(), c.block().y(), c.block().z(), c.sharedMemBytes(), args.words(), args.argKinds()));
     }
 
     /** The debug-sync and timing wait after a launch; skipped on a capturing stream, which a sync would invalidate. */
@@ -1231,12 +1247,13 @@ public final class GpuRuntime implements Gpu {
         try {
             long s = liveStream(stream, "synchronize");
             counters.streamSync();
+            var jfr = Jfr.beginSync();
             try {
                 driver.streamSynchronize(s);
             } catch (GpuException e) {
                 throw fail(e, "synchronize " + stream);
             }
-            Jfr.sync("stream", s);
+            Jfr.sync(jfr, "stream", s);
         } finally {
             gate.leave(gt);
         }
@@ -1247,12 +1264,13 @@ public final class GpuRuntime implements Gpu {
         int gt = gate.enter("synchronize");
         try {
             counters.streamSync();
+            var jfr = Jfr.beginSync();
             try {
                 driver.ctxSynchronize();
             } catch (GpuException e) {
                 throw fail(e, "synchronize (context)");
             }
-            Jfr.sync("context", 0);
+            Jfr.sync(jfr, "context", 0);
         } finally {
             gate.leave(gt);
         }
@@ -1332,12 +1350,13 @@ public final class GpuRuntime implements Gpu {
         try {
             long ev = liveEvent(event, "event", "eventSynchronize");
             counters.streamSync();
+            var jfr = Jfr.beginSync();
             try {
                 driver.eventSynchronize(ev);
             } catch (GpuException e) {
                 throw fail(e, "eventSynchronize " + event);
             }
-            Jfr.sync("event", ev);
+            Jfr.sync(jfr, "event", ev);
         } finally {
             gate.leave(gt);
         }
@@ -1537,11 +1556,13 @@ public final class GpuRuntime implements Gpu {
                 throw new GpuException(CudaError.INVALID_HANDLE, "launchGraph",
                         graph + " was not made by this runtime's endCapture or is already destroyed");
             }
+            var jfr = Jfr.beginGraphLaunch();
             try {
                 driver.graphLaunch(g.raw(), s);
             } catch (GpuException e) {
                 throw fail(e, "launchGraph " + graph + " on " + stream);
             }
+            Jfr.graphLaunch(jfr, id, stream.handle());
         } finally {
             gate.leave(gt);
         }

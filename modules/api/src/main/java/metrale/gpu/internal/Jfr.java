@@ -1,25 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.internal;
 
 import metrale.gpu.LaunchConfig;
 import metrale.telemetry.GpuAllocEvent;
 import metrale.telemetry.GpuCopyEvent;
 import metrale.telemetry.GpuFreeEvent;
+import metrale.telemetry.GpuGraphLaunchEvent;
 import metrale.telemetry.GpuLaunchEvent;
 import metrale.telemetry.GpuSyncEvent;
 import metrale.telemetry.LaunchTrace;
 
 /**
- * Emits the runtime's JFR events. Each method is small so it inlines into its caller and, with
- * no recording enabling the event, escape analysis removes the event object: nothing is allocated.
+ * Emits the runtime's JFR events. A call site brackets its driver call:
+ * {@snippet :
+ * GpuCopyEvent jfr = Jfr.beginCopy();   // null unless a recording enables the event
+ * driver.memcpyHtoD(d, src, n);
+ * Jfr.copy(jfr, "H2D", n, false, 0);   // commits with the call's duration
+ * }
+ * Each {@code begin} method asks a throwaway event whether the type is enabled; that probe never
+ * escapes, so escape analysis removes it, and with no recording the method returns {@code null}
+ * without allocating: the launch path stays allocation-free with JFR off. An event that is begun
+ * but not committed (the driver call threw) is simply dropped.
  */
 final class Jfr {
 
     private Jfr() {
     }
 
-    static void launch(LaunchTrace names, long func, LaunchConfig c, long stream) {
+    static GpuLaunchEvent beginLaunch() {
+        if (!new GpuLaunchEvent().isEnabled()) {
+            return null;
+        }
         GpuLaunchEvent e = new GpuLaunchEvent();
-        if (e.shouldCommit()) {
+        e.begin();
+        return e;
+    }
+
+    static void launch(GpuLaunchEvent e, LaunchTrace names, long func, LaunchConfig c, long stream) {
+        if (e != null && e.shouldCommit()) {
             e.kernel = names.nameOf(func);
             e.function = func;
             e.gridX = c.grid().x();
@@ -34,9 +52,34 @@ final class Jfr {
         }
     }
 
-    static void alloc(long address, long bytes, String site, boolean managed) {
+    static GpuGraphLaunchEvent beginGraphLaunch() {
+        if (!new GpuGraphLaunchEvent().isEnabled()) {
+            return null;
+        }
+        GpuGraphLaunchEvent e = new GpuGraphLaunchEvent();
+        e.begin();
+        return e;
+    }
+
+    static void graphLaunch(GpuGraphLaunchEvent e, long graph, long stream) {
+        if (e != null && e.shouldCommit()) {
+            e.graph = graph;
+            e.stream = stream;
+            e.commit();
+        }
+    }
+
+    static GpuAllocEvent beginAlloc() {
+        if (!new GpuAllocEvent().isEnabled()) {
+            return null;
+        }
         GpuAllocEvent e = new GpuAllocEvent();
-        if (e.shouldCommit()) {
+        e.begin();
+        return e;
+    }
+
+    static void alloc(GpuAllocEvent e, long address, long bytes, String site, boolean managed) {
+        if (e != null && e.shouldCommit()) {
             e.address = address;
             e.bytes = bytes;
             e.site = site;
@@ -45,18 +88,34 @@ final class Jfr {
         }
     }
 
-    static void free(long address, long bytes) {
+    static GpuFreeEvent beginFree() {
+        if (!new GpuFreeEvent().isEnabled()) {
+            return null;
+        }
         GpuFreeEvent e = new GpuFreeEvent();
-        if (e.shouldCommit()) {
+        e.begin();
+        return e;
+    }
+
+    static void free(GpuFreeEvent e, long address, long bytes) {
+        if (e != null && e.shouldCommit()) {
             e.address = address;
             e.bytes = bytes;
             e.commit();
         }
     }
 
-    static void copy(String direction, long bytes, boolean async, long stream) {
+    static GpuCopyEvent beginCopy() {
+        if (!new GpuCopyEvent().isEnabled()) {
+            return null;
+        }
         GpuCopyEvent e = new GpuCopyEvent();
-        if (e.shouldCommit()) {
+        e.begin();
+        return e;
+    }
+
+    static void copy(GpuCopyEvent e, String direction, long bytes, boolean async, long stream) {
+        if (e != null && e.shouldCommit()) {
             e.direction = direction;
             e.bytes = bytes;
             e.async = async;
@@ -65,9 +124,17 @@ final class Jfr {
         }
     }
 
-    static void sync(String what, long handle) {
+    static GpuSyncEvent beginSync() {
+        if (!new GpuSyncEvent().isEnabled()) {
+            return null;
+        }
         GpuSyncEvent e = new GpuSyncEvent();
-        if (e.shouldCommit()) {
+        e.begin();
+        return e;
+    }
+
+    static void sync(GpuSyncEvent e, String what, long handle) {
+        if (e != null && e.shouldCommit()) {
             e.what = what;
             e.stream = handle;
             e.commit();

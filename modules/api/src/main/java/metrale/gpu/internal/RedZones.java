@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.internal;
 
 import java.lang.foreign.MemorySegment;
@@ -73,6 +74,7 @@ final class RedZones {
                 buf = new byte[(int) Math.min(CHUNK, padBytes)];
             }
             long first = -1;
+            long last = -1;
             long bad = 0;
             try {
                 for (long off = 0; off < e.pad(); off += buf.length) {
@@ -83,6 +85,7 @@ final class RedZones {
                             if (first < 0) {
                                 first = off + i;
                             }
+                            last = off + i;
                             bad++;
                         }
                     }
@@ -94,7 +97,7 @@ final class RedZones {
                 throw ex;
             }
             if (bad > 0) {
-                out.add(new RedZoneViolation(e.allocation(), first, bad));
+                out.add(new RedZoneViolation(e.allocation(), first, bad, last));
             }
         }
         return out;

@@ -1,8 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.spi;
 
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import metrale.gpu.Setting;
 
 /**
  * Options for {@link BackendProvider#open}: strings keyed by name (for example
@@ -13,7 +15,8 @@ import java.util.Optional;
  * <p>An option not given here (through {@code GpuBuilder.backendOption}) is read from the system
  * property {@code metrale.KEY} (e.g. {@code metrale.sim.capacity}), then from the environment
  * variable {@code METRALE_KEY} in upper case with dots as underscores (e.g.
- * {@code METRALE_SIM_CAPACITY}), so every backend option can be set all three ways.
+ * {@code METRALE_SIM_CAPACITY}), so every backend option can be set all three ways. The rule and
+ * the grammars are those of the settings table, {@link Setting}, which lists every backend's keys.
  *
  * @param options the string options
  * @param objects the object options
@@ -47,14 +50,9 @@ public record DriverConfig(Map<String, String> options, Map<String, Object> obje
      * @param def the default
      */
     public String get(String key, String def) {
-        String v = options.get(key);
-        if (v == null) {
-            v = System.getProperty("metrale." + key);
-        }
-        if (v == null || v.isBlank()) {
-            v = System.getenv("METRALE_" + key.toUpperCase(java.util.Locale.ROOT).replace('.', '_'));
-        }
-        return v == null || v.isBlank() ? def : v;
+        String v = Setting.resolve(options.get(key), "metrale." + key,
+                "METRALE_" + key.toUpperCase(java.util.Locale.ROOT).replace('.', '_'));
+        return v == null ? def : v;
     }
 
     /**
@@ -69,11 +67,19 @@ public record DriverConfig(Map<String, String> options, Map<String, Object> obje
         if (v == null) {
             return def;
         }
-        try {
-            return Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("option " + key + "=" + v + " is not a whole number", e);
-        }
+        return Setting.parseWhole("option " + key, v);
+    }
+
+    /**
+     * {@return the option as a boolean in the settings table's one grammar, or {@code def}}
+     *
+     * @param key the option
+     * @param def the default
+     * @throws IllegalArgumentException if the value is not a boolean
+     */
+    public boolean getBoolean(String key, boolean def) {
+        String v = get(key, null);
+        return v == null ? def : Setting.parseBoolean("option " + key, v);
     }
 
     /**

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * The driver SPI: the raw device operations a backend implements.
  *

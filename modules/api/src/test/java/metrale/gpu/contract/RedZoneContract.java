@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -74,6 +75,7 @@ public abstract class RedZoneContract extends GpuContract {
             assertThat(a.site()).isEqualTo(site);
             assertThat(r.firstBadOffset()).isZero();
             assertThat(r.badBytes()).isBetween(1L, 12L);
+            assertThat(r.spanBytes()).as("3 floats (101f, 102f, 103f) past the end").isEqualTo(12);
         });
         assertThat(v.getFirst().toString()).contains(site);
         gpu.free(ok);
@@ -91,6 +93,7 @@ public abstract class RedZoneContract extends GpuContract {
         assertThat(gpu.findRedzoneViolations()).singleElement().satisfies(r -> {
             assertThat(r.firstBadOffset()).isZero();
             assertThat(r.badBytes()).isBetween(1L, 8L);
+            assertThat(r.spanBytes()).isEqualTo(8);
         });
         gpu.free(p);
     }

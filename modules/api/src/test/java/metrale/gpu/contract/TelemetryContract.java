@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -116,6 +117,27 @@ public abstract class TelemetryContract extends GpuContract {
         addI32(p, add, 64, s);
         gpu.memsetAsync(q, memsetValue, 256, s);
         gpu.launch(kernel("add_i32"), LaunchConfig.of(grid, 32), s, args.clear().ptr(q).i32(1).i32(64));
+    }
+
+    /** A float argument's change prints as values, the integer beside it in the seed's hex form. */
+    @Test
+    public void diffPrintsAFloatArgumentAsItsValue() {
+        DevicePtr x = gpu.alloc(256);
+        DevicePtr y = gpu.alloc(256);
+        LaunchTrace trace = gpu.telemetry().trace();
+        for (float a : new float[] {2f, 3f}) {
+            trace.begin();
+            gpu.launch(kernel("axpy_f32"), LaunchConfig.of(1, 64), Stream.DEFAULT,
+                    args.clear().f32(a).ptr(x).ptr(y).i32(a == 2f ? 64 : 32));
+            if (a == 2f) {
+                assertThat(trace.endAndDiff(10)).isEmpty();
+            }
+        }
+        assertThat(trace.endAndDiff(10)).contains("1 differing op(s) of 1\n"
+                + "#0 contract::axpy_f32 [kernel] arg0 2.0f -> 3.0f; arg3 0x40 -> 0x20 (Δ -32)\n");
+        gpu.synchronize();
+        gpu.free(x);
+        gpu.free(y);
     }
 
     /** A changed op count and a changed pointer are reported. */

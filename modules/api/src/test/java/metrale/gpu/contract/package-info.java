@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * The backend-agnostic contract suite: what every metrale-gpu backend must do, as abstract JUnit 5
  * classes and one jqwik property class, shipped in the metrale-gpu test-jar (classifier

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.cuda;
 
 import metrale.gpu.cuda.internal.CudaBackend;
@@ -37,11 +38,11 @@ public final class CudaBackendProvider implements BackendProvider {
 
     /**
      * {@inheritDoc} The device is option {@value #DEVICE_OPTION}, else the system property
-     * {@code metrale.cuda.device}, else 0.
+     * {@code metrale.cuda.device}, else {@code METRALE_CUDA_DEVICE}, else 0 ({@link metrale.gpu.Setting#CUDA_DEVICE}).
      */
     @Override
     public Driver open(DriverConfig config) {
-        long ordinal = config.getLong(DEVICE_OPTION, Long.getLong(CudaBackend.DEVICE_PROPERTY, 0L));
+        long ordinal = config.getLong(DEVICE_OPTION, 0);
         if (ordinal < 0 || ordinal > Integer.MAX_VALUE) {
             throw new IllegalArgumentException(DEVICE_OPTION + "=" + ordinal + " is not a device ordinal");
         }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.cuda;
 
 import metrale.gpu.spi.Availability;
@@ -9,7 +10,7 @@ public final class AvailabilityProbe {
     }
 
     /**
-     * Prints {@code available=BOOL} and {@code reason=TEXT}.
+     * Prints {@code available=BOOL}, {@code reason=TEXT} and {@code present=BOOL}.
      *
      * @param args unused
      */
@@ -17,5 +18,6 @@ public final class AvailabilityProbe {
         Availability a = new CudaBackendProvider().availability();
         System.out.println("available=" + a.available());
         System.out.println("reason=" + a.reason());
+        System.out.println("present=" + a.present());
     }
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.cuda;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -94,7 +95,8 @@ class CudaDriverTest {
         assertThat(m.total()).isEqualTo(info.totalMemory());
         assertThat(m.free()).isPositive().isLessThanOrEqualTo(m.total());
         System.out.println("device: " + info + ", driver CUDA " + metrale.gpu.cuda.internal.CudaBackend.driverVersion()
-                + ", argument checks " + gpu.checksKernelArguments() + ", capture query " + gpu.supportsCaptureQuery());
+                + ", argument checks " + gpu.checksKernelArguments() + " (parameters counted by " + gpu.paramCountSource()
+                + "), capture query " + gpu.supportsCaptureQuery());
     }
 
     @Test

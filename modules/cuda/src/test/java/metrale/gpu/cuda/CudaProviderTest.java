@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.cuda;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -67,6 +68,22 @@ class CudaProviderTest {
         List<String> out = probe(List.of());
         assertThat(out).contains("available=false");
         assertThat(String.join("\n", out)).contains("--enable-native-access=ALL-UNNAMED");
+    }
+
+    @Test
+    void anInstalledDriverWithoutNativeAccessIsPresentButUnusable(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        // A file at the library path is what the presence check looks for; it is never loaded,
+        // since without native access the probe makes no native call.
+        Path lib = java.nio.file.Files.writeString(dir.resolve("libcuda.so.1"), "not a library");
+        List<String> out = probe(List.of("-Dmetrale.cuda.library=" + lib));
+        assertThat(out).contains("available=false", "present=true");
+        assertThat(String.join("\n", out)).contains("an NVIDIA driver is installed", lib.toString(), "--enable-native-access=ALL-UNNAMED");
+    }
+
+    @Test
+    void noDriverAndNoNativeAccessIsNotPresent() throws Exception {
+        List<String> out = probe(List.of("-Dmetrale.cuda.library=/nonexistent/metrale/libcuda.so.1"));
+        assertThat(out).contains("available=false", "present=false");
     }
 
     /** The class path of this JVM plus where the probe's classes came from (a launcher may load tests from its own loader). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim;
 
 import java.nio.charset.StandardCharsets;
@@ -13,6 +14,27 @@ import metrale.gpu.sim.internal.ModuleImage;
  * <p>A simulated {@code cuModuleGetFunction(module, func)} finds the kernel registered under the
  * module's load name and {@code func} at that moment; the function handle keeps that kernel even if
  * the registration changes later.
+ *
+ * <p>Register a twin for the module name you load and the {@code .entry} name you look up, once,
+ * before the lookup; here the twin of {@code saxpy(float a, const float* x, float* y, int n)}:
+ * {@snippet :
+ * SimKernels.register("saxpy", "saxpy", l -> {
+ *     float a = l.f32(0);
+ *     FloatView x = l.floats(1);
+ *     FloatView y = l.floats(2);
+ *     int n = l.i32(3);
+ *     l.forEachThread(t -> {
+ *         int i = t.globalX();
+ *         if (i < n) {
+ *             y.set(i, a * x.get(i) + y.get(i));
+ *         }
+ *     });
+ * });
+ * gpu.loadModule("saxpy", ptx);                  // the real PTX: saxpy must be one of its .entry names
+ * KernelHandle k = gpu.kernel("saxpy", "saxpy"); // finds the twin on the simulator
+ * }
+ * An application without PTX loads {@link #image(String) image("saxpy")} instead; tests remove
+ * their twins with {@link #unregister}.
  */
 public final class SimKernels {
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim;
 
 import metrale.gpu.Dim3;
@@ -19,6 +20,48 @@ import metrale.gpu.Dim3;
  *
  * <p><b>Threads.</b> {@link #forEachThread} runs a body for every thread of the grid with no
  * barriers; {@link #forEachBlock} runs block by block with explicit phases and shared memory.
+ * Read the arguments and make the views once, outside the body:
+ * {@snippet :
+ * // __global__ void scale(float* v, float f, int n): v[i] *= f
+ * SimKernel scale = l -> {
+ *     FloatView v = l.floats(0);
+ *     float f = l.f32(1);
+ *     int n = l.i32(2);
+ *     l.forEachThread(t -> {
+ *         int i = t.globalX();
+ *         if (i < n) {
+ *             v.set(i, v.get(i) * f);
+ *         }
+ *     });
+ * };
+ * }
+ * A block-wide sum with {@code __shared__} memory and {@code __syncthreads()}: each
+ * {@code forEachThread} of a block is one phase, and a barrier separates consecutive phases.
+ * {@snippet :
+ * // __global__ void block_sum(const float* in, float* out): out[blockIdx.x] = sum of its block
+ * SimKernel blockSum = l -> {
+ *     FloatView in = l.floats(0);
+ *     FloatView out = l.floats(1);
+ *     int threads = l.block().x();
+ *     l.forEachBlock(b -> {
+ *         FloatView s = b.sharedFloats();            // sharedMemBytes / 4 floats, zeroed per block
+ *         b.forEachThread(t -> s.set(t.threadX(), in.get(t.globalX())));
+ *         for (int stride = threads / 2; stride > 0; stride >>= 1) {
+ *             int half = stride;
+ *             b.forEachThread(t -> {
+ *                 if (t.threadX() < half) {
+ *                     s.set(t.threadX(), s.get(t.threadX()) + s.get(t.threadX() + half));
+ *                 }
+ *             });
+ *         }
+ *         b.forEachThread(t -> {
+ *             if (t.threadX() == 0) {
+ *                 out.set(b.blockX(), s.get(0));
+ *             }
+ *         });
+ *     });
+ * };
+ * }
  */
 public interface SimLaunch {
 

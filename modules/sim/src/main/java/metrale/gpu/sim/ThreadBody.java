@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim;
 
 /** The body of one CUDA thread, run for every thread of a grid or of a block. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * The CPU simulator of a CUDA device, as applications see it: {@link metrale.gpu.sim.SimControls}
  * (fault injection, schedule seed, capacity), and the kernel model apps use to write Java twins of

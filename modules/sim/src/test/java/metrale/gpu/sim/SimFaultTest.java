@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim;
 
 import static metrale.gpu.sim.SimTestSupport.fails;
@@ -26,7 +27,7 @@ class SimFaultTest {
                     .hasMessageContaining("t::oob")
                     .hasMessageContaining("write of int [16]")
                     .hasMessageContaining("0x" + Long.toHexString(p + 64))
-                    .hasMessageContaining("device allocation #1 [0x" + Long.toHexString(p) + ", +64 bytes)")
+                    .hasMessageContaining("device allocation [0x" + Long.toHexString(p) + ", +64 bytes)")
                     .hasMessageContaining("0 bytes past the allocation's end");
             assertThat(fx.dev.probe()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
         }

@@ -1,7 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.cuda.internal;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import metrale.gpu.CudaError;
 import metrale.gpu.GpuException;
+import metrale.gpu.Setting;
 import metrale.gpu.spi.Availability;
 
 /**
@@ -24,26 +30,66 @@ public final class CudaBackend {
             Module m = CudaLib.class.getModule();
             if (!m.isNativeAccessEnabled()) {
                 String flag = m.isNamed() ? m.getName() : "ALL-UNNAMED";
-                return Availability.no("native access is not enabled for " + (m.isNamed() ? "module " + flag : "the class path")
-                        + ": start java with --enable-native-access=" + flag);
+                String library = Setting.CUDA_LIBRARY.text(null).orElse(CudaLib.DEFAULT_LIBRARY);
+                String why = "native access is not enabled for " + (m.isNamed() ? "module " + flag : "the class path")
+                        + ": start java with --enable-native-access=" + flag;
+                return driverInstalled(library)
+                        ? Availability.presentButUnusable("an NVIDIA driver is installed (" + library + ") but " + why)
+                        : Availability.no(why);
             }
             try {
                 CudaLib.init(0);
                 int count = CudaLib.deviceGetCount();
                 if (count == 0) {
-                    return Availability.no(CudaLib.LIBRARY + " loaded but reports no CUDA device");
+                    return Availability.presentButUnusable(CudaLib.LIBRARY + " loaded but reports no CUDA device");
                 }
                 return Availability.yes();
             } catch (ExceptionInInitializerError e) {
                 Throwable c = e.getCause() == null ? e : e.getCause();
-                return Availability.no("the CUDA driver library " + System.getProperty(CudaLib.LIBRARY_PROPERTY, CudaLib.DEFAULT_LIBRARY)
+                return Availability.no("the CUDA driver library " + Setting.CUDA_LIBRARY.text(null).orElse(CudaLib.DEFAULT_LIBRARY)
                         + " did not load (" + c.getMessage() + "); install the NVIDIA driver or set -D"
                         + CudaLib.LIBRARY_PROPERTY + "=/path/to/libcuda.so.1");
             } catch (GpuException e) {
-                return Availability.no("cuInit/cuDeviceGetCount failed: " + e.getMessage());
+                return Availability.presentButUnusable("the CUDA driver loaded but cuInit/cuDeviceGetCount failed: " + e.getMessage());
             } catch (LinkageError | RuntimeException e) {
                 return Availability.no("the CUDA driver did not load: " + e);
             }
+        }
+    }
+
+    /**
+     * Whether an NVIDIA driver looks installed, judged from files alone (no native call, so it
+     * works without native access): the library named by an absolute path exists, or the kernel
+     * driver's {@code /proc/driver/nvidia/version} does, or the library is in a directory of
+     * {@code LD_LIBRARY_PATH} or of the usual system library directories.
+     *
+     * @param library the library setting, a name such as {@code libcuda.so.1} or a path
+     * @return whether the driver looks present
+     */
+    static boolean driverInstalled(String library) {
+        try {
+            if (library.indexOf('/') >= 0) {
+                return Files.isRegularFile(Path.of(library));
+            }
+            if (Files.exists(Path.of("/proc/driver/nvidia/version"))) {
+                return true;
+            }
+            List<String> dirs = new ArrayList<>();
+            String ld = System.getenv("LD_LIBRARY_PATH");
+            if (ld != null) {
+                dirs.addAll(List.of(ld.split(":")));
+            }
+            dirs.addAll(List.of("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+                    "/usr/local/cuda/compat", "/usr/lib/wsl/lib"));
+            for (String d : dirs) {
+                if (!d.isBlank() && Files.exists(Path.of(d, library))) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (RuntimeException e) {
+            // A malformed path or a denied read: nothing says a driver is there.
+            return false;
         }
     }
 

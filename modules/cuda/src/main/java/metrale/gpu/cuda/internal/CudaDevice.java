@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.cuda.internal;
 
 import java.lang.foreign.Arena;
@@ -42,6 +43,9 @@ public final class CudaDevice implements Driver {
     private final int device;
     private final long ctx;
     private final DeviceInfo info;
+    /** Each loaded PTX module's entry parameter counts, where the driver cannot count them itself. */
+    private final java.util.concurrent.ConcurrentHashMap<Long, java.util.Map<String, Integer>> ptxParamCounts =
+            new java.util.concurrent.ConcurrentHashMap<>();
     private final ParamSizes params = new ParamSizes();
     private final ConcurrentHashMap<Long, Arena> pinnedScopes = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -450,7 +454,11 @@ public final class CudaDevice implements Driver {
     @Override
     public long moduleLoadData(String name, byte[] image) {
         bind("cuModuleLoadData");
-        return CudaLib.moduleLoadData(name, image);
+        long m = CudaLib.moduleLoadData(name, image);
+        if (CudaLib.HAS_FUNC_GET_PARAM_INFO && !CudaLib.HAS_FUNC_GET_PARAM_COUNT) {
+            ptxParamCounts.put(m, PtxEntries.paramCounts(image));
+        }
+        return m;
     }
 
     @Override
@@ -458,20 +466,38 @@ public final class CudaDevice implements Driver {
         bind("cuModuleUnload");
         CudaLib.moduleUnload(module);
         params.removeModule(module);
+        ptxParamCounts.remove(module);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Records the kernel's parameter sizes for the launch check. The count comes from
+     * {@code cuFuncGetParamCount} (CUDA 13.2+), else from the module's PTX text, and then
+     * {@code cuFuncGetParamInfo} is asked for exactly those parameters, so no call fails and
+     * compute-sanitizer stays quiet. Only a cubin or fatbin on an older driver falls back to
+     * probing until {@code cuFuncGetParamInfo} reports the index past the last.
+     */
     @Override
     public long moduleGetFunction(long module, String func) {
         bind("cuModuleGetFunction");
         long f = CudaLib.moduleGetFunction(module, func);
         if (CudaLib.HAS_FUNC_GET_PARAM_INFO) {
             try {
-                params.put(f, module, CudaLib.funcParamSizes(f));
+                Integer count = CudaLib.HAS_FUNC_GET_PARAM_COUNT
+                        ? Integer.valueOf(CudaLib.funcGetParamCount(f))
+                        : ptxParamCounts.getOrDefault(module, java.util.Map.of()).get(func);
+                params.put(f, module, count != null ? CudaLib.funcParamSizes(f, count) : CudaLib.funcParamSizesProbing(f));
             } catch (GpuException e) {
                 // A kernel whose image carries no parameter info (old cubins) is launched unchecked.
             }
         }
         return f;
+    }
+
+    /** {@return how this driver counts a kernel's parameters: {@code cuFuncGetParamCount}, {@code ptx} (falling back to probing for binaries), or {@code none}} */
+    public String paramCountSource() {
+        return !CudaLib.HAS_FUNC_GET_PARAM_INFO ? "none" : CudaLib.HAS_FUNC_GET_PARAM_COUNT ? "cuFuncGetParamCount" : "ptx";
     }
 
     @Override

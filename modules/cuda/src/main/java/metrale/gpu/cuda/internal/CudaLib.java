@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.cuda.internal;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -67,7 +68,7 @@ public final class CudaLib {
 
     private static final Linker LINKER = Linker.nativeLinker();
     /** The library's name as opened, for messages. */
-    static final String LIBRARY = System.getProperty(LIBRARY_PROPERTY, DEFAULT_LIBRARY);
+    static final String LIBRARY = metrale.gpu.Setting.CUDA_LIBRARY.text(null).orElse(DEFAULT_LIBRARY);
     // The driver stays loaded for the life of the process: CUDA cannot be unloaded safely while
     // any context exists, so the global arena is the library's true lifetime.
     private static final SymbolLookup LIB = SymbolLookup.libraryLookup(LIBRARY, Arena.global());
@@ -156,6 +157,7 @@ public final class CudaLib {
     private static final MethodHandle cuModuleGetFunction = required("cuModuleGetFunction", fd(ADDRESS, JAVA_LONG, ADDRESS));
     private static final MethodHandle cuFuncSetAttribute = required("cuFuncSetAttribute", fd(JAVA_LONG, JAVA_INT, JAVA_INT));
     private static final MethodHandle cuFuncGetParamInfo = optional("cuFuncGetParamInfo", fd(JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS));
+    private static final MethodHandle cuFuncGetParamCount = optional("cuFuncGetParamCount", fd(JAVA_LONG, ADDRESS));
     private static final MethodHandle cuLaunchKernel = required("cuLaunchKernel", fd(JAVA_LONG,
             JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS, ADDRESS));
 
@@ -163,6 +165,8 @@ public final class CudaLib {
     static final boolean HAS_STREAM_IS_CAPTURING = cuStreamIsCapturing != null;
     /** Whether the driver has {@code cuFuncGetParamInfo} (CUDA 12.4+), so launches can be checked against the kernel's signature. */
     static final boolean HAS_FUNC_GET_PARAM_INFO = cuFuncGetParamInfo != null;
+    /** Whether the driver has {@code cuFuncGetParamCount} (CUDA 13.2+), so parameters are counted without a failing probe. */
+    static final boolean HAS_FUNC_GET_PARAM_COUNT = cuFuncGetParamCount != null;
 
     /**
      * {@code CUDA_MEMCPY2D} (the {@code _v2} layout of {@code cuda.h}: {@code size_t} offsets,
@@ -1347,15 +1351,75 @@ public final class CudaLib {
     }
 
     /**
-     * The parameter sizes of a kernel, by
+     * The number of parameters of a kernel, by
+     * {@snippet lang=c : CUresult cuFuncGetParamCount(CUfunction func, size_t *paramCount); }
+     * Optional: see {@link #HAS_FUNC_GET_PARAM_COUNT}.
+     *
+     * @param func the function
+     * @return its parameter count
+     */
+    static int funcGetParamCount(long func) {
+        if (!HAS_FUNC_GET_PARAM_COUNT) {
+            throw notSupported("cuFuncGetParamCount");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment count = arena.allocate(JAVA_LONG);
+            int st = (int) cuFuncGetParamCount.invokeExact(func, count);
+            if (st != SUCCESS) {
+                throw error(st, "cuFuncGetParamCount", "func=" + hex(func));
+            }
+            return (int) count.get(JAVA_LONG, 0);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /**
+     * The sizes of a kernel's {@code count} parameters, by
      * {@snippet lang=c : CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize); }
-     * called for index 0, 1, ... until it reports {@code CUDA_ERROR_INVALID_VALUE} (past the last).
-     * Optional: see {@link #HAS_FUNC_GET_PARAM_INFO}.
+     * for index 0 to {@code count - 1}: every call is one that succeeds, so a run under
+     * compute-sanitizer reports nothing. Optional: see {@link #HAS_FUNC_GET_PARAM_INFO}.
+     *
+     * @param func  the function
+     * @param count its parameter count, from {@link #funcGetParamCount} or the module's PTX
+     * @return each parameter's size in bytes, in order
+     */
+    static int[] funcParamSizes(long func, int count) {
+        if (!HAS_FUNC_GET_PARAM_INFO) {
+            throw notSupported("cuFuncGetParamInfo");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment offset = arena.allocate(JAVA_LONG);
+            MemorySegment size = arena.allocate(JAVA_LONG);
+            int[] sizes = new int[count];
+            for (int i = 0; i < count; i++) {
+                int st = (int) cuFuncGetParamInfo.invokeExact(func, (long) i, offset, size);
+                if (st != SUCCESS) {
+                    throw error(st, "cuFuncGetParamInfo", "func=" + hex(func) + ", paramIndex=" + i + " of " + count);
+                }
+                sizes[i] = (int) size.get(JAVA_LONG, 0);
+            }
+            return sizes;
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /**
+     * The parameter sizes of a kernel whose count is not known (a cubin or fatbin on a driver
+     * without {@code cuFuncGetParamCount}): {@code cuFuncGetParamInfo} for index 0, 1, ... until it
+     * reports {@code CUDA_ERROR_INVALID_VALUE} past the last. That last call is a failing API call,
+     * which compute-sanitizer reports; {@link #funcParamSizes(long, int)} avoids it wherever the
+     * count is known.
      *
      * @param func the function
      * @return each parameter's size in bytes, in order
      */
-    static int[] funcParamSizes(long func) {
+    static int[] funcParamSizesProbing(long func) {
         if (!HAS_FUNC_GET_PARAM_INFO) {
             throw notSupported("cuFuncGetParamInfo");
         }

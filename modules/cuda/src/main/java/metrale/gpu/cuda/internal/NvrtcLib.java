@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.cuda.internal;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -50,9 +51,9 @@ final class NvrtcLib {
         static final MethodHandle ERROR_STRING;
 
         static {
-            String prop = System.getProperty(LIBRARY_PROPERTY);
-            List<String> candidates = prop != null && !prop.isBlank()
-                    ? List.of(prop.trim()) : List.of("libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12");
+            String prop = metrale.gpu.Setting.NVRTC_LIBRARY.text(null).orElse(null);
+            List<String> candidates = prop != null
+                    ? List.of(prop) : List.of("libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12");
             SymbolLookup lib = null;
             String name = null;
             List<String> why = new ArrayList<>();

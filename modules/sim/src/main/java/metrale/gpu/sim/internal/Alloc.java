@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim.internal;
 
 import java.lang.foreign.Arena;
@@ -59,7 +60,9 @@ final class Alloc {
 
     @Override
     public String toString() {
-        return kind.label + " allocation #" + index + " [0x" + Long.toHexString(base) + ", +" + size + " bytes)"
+        // No number: the runtime adds the ledger's creation index for the same buffer, and two
+        // numbers for one buffer in one message mislead.
+        return kind.label + " allocation [0x" + Long.toHexString(base) + ", +" + size + " bytes)"
                 + (freed ? " (freed)" : "");
     }
 }

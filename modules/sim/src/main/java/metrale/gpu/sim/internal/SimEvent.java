@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim.internal;
 
 /** An event: its flags and its last record, either a pending or done marker, or a captured position. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim.internal;
 
 /** An executable graph and its last launch, which the next launch waits for. */

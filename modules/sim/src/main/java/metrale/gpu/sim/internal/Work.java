@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim.internal;
 
 /** One unit of device work: a copy, a memset, a kernel, an event marker, a graph. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /**
  * The simulator's driver ({@link metrale.gpu.sim.internal.SimDevice}) and its parts: the fake
  * address space, the scheduler, streams, events, captures, graphs, modules and the kernel launch

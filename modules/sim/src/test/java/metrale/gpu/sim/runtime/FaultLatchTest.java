@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim.runtime;
 
 import static metrale.gpu.sim.runtime.RuntimeTestSupport.here;
@@ -9,6 +10,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import java.util.List;
 import java.util.function.Consumer;
 import metrale.gpu.CudaError;
+import metrale.gpu.DeviceBuffer;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuException;
@@ -70,6 +72,34 @@ class FaultLatchTest {
         SimKernels.unregister(MODULE, "fill");
     }
 
+    /** A close path never throws: after a sticky fault, a buffer's close records the refusal and logs it. */
+    @Test
+    void deviceBufferCloseAfterAStickyFaultRecordsInsteadOfThrowing() {
+        try (Gpu gpu = sim().open(); KernelArgs args = new KernelArgs();
+             RuntimeTestSupport.LogCapture log = new RuntimeTestSupport.LogCapture()) {
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            DeviceBuffer b = gpu.allocBuffer(256);
+            gpu.launch(gpu.kernel(MODULE, "oob"), LaunchConfig.of(1, 32), Stream.DEFAULT, args.clear().ptr(b.ptr()));
+            assertThatThrownBy(gpu::synchronize).isInstanceOf(GpuException.class);
+            b.close();
+            assertThat(b.isClosed()).isTrue();
+            assertThat(b.closeFailure()).containsInstanceOf(StickyFaultException.class);
+            assertThat(log.warnings()).anySatisfy(m -> assertThat(m).contains("DeviceBuffer.close could not free", b.toString()
+                    .substring("DeviceBuffer[".length(), b.toString().indexOf(','))));
+            b.close();
+        }
+    }
+
+    /** Closing a buffer after its runtime is not an error: the runtime's close freed it. */
+    @Test
+    void deviceBufferCloseAfterTheRuntimeClosedDoesNotThrow() {
+        Gpu gpu = sim().open();
+        DeviceBuffer b = gpu.allocBuffer(64);
+        gpu.close();
+        b.close();
+        assertThat(b.closeFailure()).containsInstanceOf(IllegalStateException.class);
+    }
+
     @Test
     void outOfBoundsStoreLatchesAndEveryLaterCallRefuses() {
         Gpu gpu = sim().open();
@@ -83,6 +113,9 @@ class FaultLatchTest {
             assertThat(original.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
             assertThat(original.getMessage()).contains("surfaced during synchronize", site,
                     "nearest allocation to", p + " (256 B", "0 byte(s) past its end");
+            assertThat(java.util.regex.Pattern.compile("#(\\d+)").matcher(original.getMessage()).results()
+                    .map(m -> m.group(1)).distinct().toList())
+                    .as("one buffer, one number: " + original.getMessage()).hasSizeLessThanOrEqualTo(1);
 
             assertThat(gpu.fault()).hasValueSatisfying(f -> {
                 assertThat(f.original()).isSameAs(original);

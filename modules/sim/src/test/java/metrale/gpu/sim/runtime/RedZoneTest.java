@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim.runtime;
 
 import static metrale.gpu.sim.runtime.RuntimeTestSupport.here;
@@ -85,6 +86,24 @@ class RedZoneTest {
             assertThat(v.firstBadOffset()).isZero();
             assertThat(v.badBytes()).isEqualTo(1);
             assertThat(v.toString()).contains(p.toString(), site, "+100");
+        }
+    }
+
+    /** Two bytes written 15 apart: the span is 16 though only 2 bytes differ from the pattern. */
+    @Test
+    void theReportIsTheSpanThatDiffersFromThePattern() {
+        try (Gpu gpu = sim().redZoneBytes(32).open(); KernelArgs args = new KernelArgs()) {
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            DevicePtr p = gpu.alloc(100);
+            gpu.launch(gpu.kernel(MODULE, "poke"), LaunchConfig.of(1, 32), Stream.DEFAULT, args.clear().ptr(p).i32(100));
+            gpu.launch(gpu.kernel(MODULE, "poke"), LaunchConfig.of(1, 32), Stream.DEFAULT, args.clear().ptr(p).i32(115));
+            gpu.synchronize(Stream.DEFAULT);
+            RedZoneViolation v = gpu.findRedzoneViolations().getFirst();
+            assertThat(v.firstBadOffset()).isZero();
+            assertThat(v.lastBadOffset()).isEqualTo(15);
+            assertThat(v.badBytes()).isEqualTo(2);
+            assertThat(v.spanBytes()).isEqualTo(16);
+            assertThat(v.toString()).contains("overwritten: 16 byte(s), first at +100, last at +115 (2 of them differ");
         }
     }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim.runtime;
 
 import static metrale.gpu.sim.runtime.RuntimeTestSupport.here;
@@ -10,10 +11,12 @@ import java.nio.file.Path;
 import java.util.List;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
 import jdk.jfr.consumer.RecordingFile;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Event;
 import metrale.gpu.Gpu;
+import metrale.gpu.GraphHandle;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
 import metrale.gpu.Stream;
@@ -136,5 +139,62 @@ class RuntimeJfrEventsTest {
                 .extracting(e -> e.getLong("bytes")).containsExactlyInAnyOrder(256L, 4096L);
         assertThat(events).filteredOn(e -> e.getEventType().getName().equals("metrale.Sync"))
                 .extracting(e -> e.getString("what")).contains("event", "stream", "context");
+    }
+
+    /**
+     * Each event brackets its driver call, so it has a duration, and carries the stack of the
+     * call: below the runtime's own frames (JFR records from where the event is committed, and
+     * the JDK's frame filter is not public) the first frame is the caller's.
+     */
+    @Test
+    void eventsHaveDurationsAndTheCallersStack(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("durations.jfr");
+        List<String> names = List.of("metrale.Launch", "metrale.GraphLaunch", "metrale.Alloc", "metrale.Free",
+                "metrale.Copy", "metrale.Sync");
+        try (Recording rec = new Recording(); Gpu gpu = sim().open(); KernelArgs args = new KernelArgs()) {
+            for (String name : names) {
+                rec.enable(name).withStackTrace();
+            }
+            rec.start();
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            DevicePtr p = gpu.alloc(4096);
+            gpu.copyH2D(new byte[4096], p);
+            Stream s = gpu.createStream();
+            gpu.launch(gpu.kernel(MODULE, "noop"), LaunchConfig.of(3, 64), s, args.clear().ptr(p));
+            gpu.synchronize(s);
+            gpu.beginCapture(s);
+            gpu.launch(gpu.kernel(MODULE, "noop"), LaunchConfig.of(1, 32), s, args.clear().ptr(p));
+            GraphHandle g = gpu.endCapture(s);
+            gpu.launchGraph(g, s);
+            gpu.synchronize(s);
+            gpu.destroyGraph(g);
+            gpu.free(p);
+            rec.stop();
+            rec.dump(file);
+            gpu.destroyStream(s);
+        }
+        List<RecordedEvent> events = RecordingFile.readAllEvents(file);
+        for (String name : names) {
+            List<RecordedEvent> of = events.stream().filter(e -> e.getEventType().getName().equals(name)).toList();
+            assertThat(of).as(name).isNotEmpty();
+            for (RecordedEvent e : of) {
+                assertThat(e.getDuration()).as(name + " duration").isPositive();
+                assertThat(e.getStackTrace()).as(name + " stack trace").isNotNull();
+                RecordedFrame top = e.getStackTrace().getFrames().stream()
+                        .filter(f -> !isRuntimeFrame(f.getMethod().getType().getName()))
+                        .findFirst().orElseThrow();
+                assertThat(top.getMethod().getType().getName() + "." + top.getMethod().getName())
+                        .as(name + ": the first frame outside the runtime")
+                        .isEqualTo(RuntimeJfrEventsTest.class.getName() + ".eventsHaveDurationsAndTheCallersStack");
+            }
+        }
+        assertThat(events).filteredOn(e -> e.getEventType().getName().equals("metrale.GraphLaunch")).singleElement()
+                .satisfies(e -> assertThat(e.getLong("graph")).isNotZero());
+    }
+
+    /** The API's classes (package {@code metrale.gpu}, e.g. {@code Gpu}'s default methods) and the core's. */
+    private static boolean isRuntimeFrame(String className) {
+        String pkg = className.substring(0, className.lastIndexOf('.'));
+        return pkg.equals("metrale.gpu") || pkg.equals("metrale.gpu.internal");
     }
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim.runtime;
 
 import static metrale.gpu.sim.runtime.RuntimeTestSupport.here;
@@ -72,7 +73,7 @@ class TelemetryTest {
             gpu.memset(y, 0, 4);
             assertThat(tel.trace().current()).containsExactly(
                     TraceEntry.kernel(k.value(), 4, 1, 1, 32, 1, 1, 0,
-                            new long[] {Integer.toUnsignedLong(Float.floatToRawIntBits(-1.5f)), x.address(), 100}),
+                            new long[] {Integer.toUnsignedLong(Float.floatToRawIntBits(-1.5f)), x.address(), 100}, "fpi"),
                     TraceEntry.memset(y.address(), 0xAB, 400),
                     TraceEntry.d2d(x.address(), y.address(), 64),
                     TraceEntry.d2d(y.address(), x.address(), 32));

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: Apache-2.0
+package metrale.gpu;
+
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Every setting of metrale-gpu, each declared once: its key, the {@link GpuBuilder} method that
+ * sets it (if any), its system property, its environment variable, its default and its grammar.
+ * {@link GpuBuilder}, {@link metrale.gpu.spi.DriverConfig} (the backends' options) and the CUDA
+ * binding read their settings through this table, so every setting resolves the same way and
+ * parses with the same grammar; {@code docs/options.md} is checked against it by a test.
+ *
+ * <p><b>Resolution.</b> A value given in code (a builder call or
+ * {@code GpuBuilder.backendOption}) wins over the system property, the property over the
+ * environment variable; a blank value counts as unset. {@link metrale.telemetry.Telemetry} reads
+ * none of them: {@code new Telemetry()} starts with everything off, and the runtime switches on
+ * what its resolved {@link GpuOptions} say.
+ */
+public enum Setting {
+
+    /** Which backend {@code open()} uses. */
+    BACKEND("backend", "backend(String)", "metrale.backend", "METRALE_BACKEND", null, Grammar.NAME,
+            "CUDA if a driver loads, else `sim`",
+            "Which backend `open()` uses: `cuda` or `sim`. A name no backend has is an `IllegalArgumentException` listing the backends there are."),
+    /** Red-zone pad after each buffer. */
+    REDZONE("redzone", "redZoneBytes(long)", "metrale.redzone", "METRALE_REDZONE", "0", Grammar.WHOLE_NUMBER,
+            "`0` (off)",
+            "The pad in bytes after each `alloc`/`allocManaged` buffer, filled with a pattern and checked by `scanRedzones()`."),
+    /** First creation index that gets a red zone. */
+    REDZONE_MIN_IDX("redzone.minIdx", "redZoneMinIndex(long)", "metrale.redzone.minIdx", "METRALE_REDZONE_MIN_IDX", "0",
+            Grammar.WHOLE_NUMBER, "`0`",
+            "Only allocations with a creation index at or above this get a red zone: red-zone only what comes after warm-up."),
+    /** Synchronize after every launch. */
+    DEBUG_SYNC("debugSync", "debugSync(boolean)", "metrale.debugSync", "METRALE_DEBUG_SYNC", "false", Grammar.BOOLEAN,
+            "`false`",
+            "Synchronize the stream after every launch, so an asynchronous fault names the kernel that caused it."),
+    /** Device-to-host copy site trace. */
+    D2H_TRACE("d2h.trace", "d2hTrace(boolean)", "metrale.d2h.trace", "METRALE_D2H_TRACE", "false", Grammar.BOOLEAN,
+            "`false`",
+            "Count device-to-host copies by call site (`telemetry().counters().d2hSiteReport(n)`); one stack walk per copy."),
+    /** Per-kernel timing spans. */
+    TIMING("timing", "timing(boolean)", "metrale.timing", "METRALE_TIMING", "false", Grammar.BOOLEAN,
+            "`false`",
+            "Time each launch per kernel (`telemetry().timing().report()`)."),
+    /** Allocation call sites. */
+    ALLOC_SITES("allocSites", "allocSites(boolean)", "metrale.allocSites", "METRALE_ALLOC_SITES", "true", Grammar.BOOLEAN,
+            "`true`",
+            "Record each allocation's caller as `File.java:line` (a stack walk per allocation); off records `?`."),
+    /** Pointer arguments of launches checked against live memory. */
+    CHECK_POINTERS("checkPointers", "checkPointers(boolean)", "metrale.checkPointers", "METRALE_CHECK_POINTERS", "false",
+            Grammar.BOOLEAN, "`false`",
+            "Check every pointer argument of each launch against live memory (ledger allocations, arena chunks, mapped "
+            + "page-locked memory) before the driver sees it; one outside is `INVALID_VALUE` naming the argument index. "
+            + "Null passes. One lookup per pointer argument."),
+    /** Simulated device memory. */
+    SIM_CAPACITY("sim.capacity", "backendOption(\"sim.capacity\", ...)", "metrale.sim.capacity", "METRALE_SIM_CAPACITY",
+            "4294967296", Grammar.WHOLE_NUMBER, "`4294967296` (4 GiB)",
+            "Simulator: device memory in bytes. Allocations beyond it fail with `OUT_OF_MEMORY`."),
+    /** The simulator's schedule seed. */
+    SIM_SEED("sim.seed", "backendOption(\"sim.seed\", ...)", "metrale.sim.seed", "METRALE_SIM_SEED", "0",
+            Grammar.WHOLE_NUMBER, "`0`",
+            "Simulator: the seed of the schedule that interleaves ready work of different streams."),
+    /** The simulator's SM count. */
+    SIM_SMS("sim.sms", "backendOption(\"sim.sms\", ...)", "metrale.sim.sms", "METRALE_SIM_SMS", "132",
+            Grammar.WHOLE_NUMBER, "`132`",
+            "Simulator: the SM count the device reports, 1 to 100000."),
+    /** The simulator's fill byte. */
+    SIM_FILL("sim.fill", "backendOption(\"sim.fill\", ...)", "metrale.sim.fill", "METRALE_SIM_FILL", "171",
+            Grammar.WHOLE_NUMBER, "`171` (`0xAB`)",
+            "Simulator: the byte new device memory is filled with, 0 to 255 (CUDA does not zero new memory, nor does the simulator)."),
+    /** The CUDA device ordinal. */
+    CUDA_DEVICE("cuda.device", "backendOption(\"cuda.device\", ...)", "metrale.cuda.device", "METRALE_CUDA_DEVICE", "0",
+            Grammar.WHOLE_NUMBER, "`0`",
+            "CUDA: the device ordinal."),
+    /** The CUDA driver library. */
+    CUDA_LIBRARY("cuda.library", null, "metrale.cuda.library", "METRALE_CUDA_LIBRARY", "libcuda.so.1", Grammar.PATH,
+            "`libcuda.so.1`",
+            "CUDA: the driver library to load (read once, when the binding loads)."),
+    /** The NVRTC library. */
+    NVRTC_LIBRARY("nvrtc.library", null, "metrale.nvrtc.library", "METRALE_NVRTC_LIBRARY", null, Grammar.PATH,
+            "the first of `libnvrtc.so`, `libnvrtc.so.13`, `libnvrtc.so.12` that loads",
+            "CUDA: NVRTC, for `Gpu.compileCuda`. Without it only run-time compilation is unavailable.");
+
+    /** How a setting's text is read. */
+    public enum Grammar {
+        /** {@code true}/{@code false}, {@code 1}/{@code 0}, {@code yes}/{@code no}, {@code on}/{@code off}, any case. */
+        BOOLEAN("`true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off` (any case)"),
+        /** A decimal whole number. */
+        WHOLE_NUMBER("a decimal whole number"),
+        /** A backend name. */
+        NAME("a backend name (`cuda`, `sim`), any case"),
+        /** A library name or file path. */
+        PATH("a library name or file path");
+
+        private final String text;
+
+        Grammar(String text) {
+            this.text = text;
+        }
+
+        /** {@return the grammar in words, as {@code docs/options.md} shows it} */
+        public String text() {
+            return text;
+        }
+    }
+
+    private final String key;
+    private final String builder;
+    private final String property;
+    private final String environment;
+    private final String defaultValue;
+    private final Grammar grammar;
+    private final String defaultText;
+    private final String description;
+
+    Setting(String key, String builder, String property, String environment, String defaultValue, Grammar grammar,
+            String defaultText, String description) {
+        this.key = key;
+        this.builder = builder;
+        this.property = property;
+        this.environment = environment;
+        this.defaultValue = defaultValue;
+        this.grammar = grammar;
+        this.defaultText = defaultText;
+        this.description = description;
+    }
+
+    /** {@return the key a backend option is given under, e.g. {@code sim.capacity}} */
+    public String key() {
+        return key;
+    }
+
+    /** {@return the {@link GpuBuilder} call that sets it, if any} */
+    public Optional<String> builderMethod() {
+        return Optional.ofNullable(builder);
+    }
+
+    /** {@return the system property, e.g. {@code metrale.redzone}} */
+    public String property() {
+        return property;
+    }
+
+    /** {@return the environment variable, e.g. {@code METRALE_REDZONE}} */
+    public String environment() {
+        return environment;
+    }
+
+    /** {@return the default as text in the setting's grammar, if it has one} */
+    public Optional<String> defaultValue() {
+        return Optional.ofNullable(defaultValue);
+    }
+
+    /** {@return how the value is read} */
+    public Grammar grammar() {
+        return grammar;
+    }
+
+    /** {@return the default in words, as {@code docs/options.md} shows it} */
+    public String defaultText() {
+        return defaultText;
+    }
+
+    /** {@return what the setting does, as {@code docs/options.md} shows it} */
+    public String description() {
+        return description;
+    }
+
+    /**
+     * {@return the setting's text: the value given in code, else the system property, else the
+     * environment variable, else the default; blank counts as unset; empty if none is set and there is no default}
+     *
+     * @param given the value given in code, or {@code null}
+     */
+    public Optional<String> text(String given) {
+        String v = resolve(given, property, environment);
+        return Optional.ofNullable(v != null ? v : defaultValue);
+    }
+
+    /**
+     * {@return the setting as a boolean}
+     *
+     * @param given the value given in code, or {@code null}
+     * @throws IllegalArgumentException if the text is not a boolean in the {@link Grammar#BOOLEAN} grammar
+     */
+    public boolean bool(String given) {
+        return parseBoolean(this + " (" + property + " / " + environment + ")", text(given).orElse("false"));
+    }
+
+    /**
+     * {@return the setting as a whole number}
+     *
+     * @param given the value given in code, or {@code null}
+     * @throws IllegalArgumentException if the text is not a decimal whole number
+     */
+    public long whole(String given) {
+        return parseWhole(this + " (" + property + " / " + environment + ")", text(given).orElse("0"));
+    }
+
+    /**
+     * {@return the setting with this key}
+     *
+     * @param key a key, e.g. {@code sim.capacity}
+     */
+    public static Optional<Setting> forKey(String key) {
+        for (Setting s : values()) {
+            if (s.key.equals(key)) {
+                return Optional.of(s);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * The one resolution rule: the given value, else the system property, else the environment
+     * variable; a blank value counts as unset.
+     *
+     * @param given       the value given in code, or {@code null}
+     * @param property    the system property
+     * @param environment the environment variable
+     * @return the trimmed value, or {@code null} if none is set
+     */
+    public static String resolve(String given, String property, String environment) {
+        String v = given;
+        if (v == null || v.isBlank()) {
+            v = System.getProperty(property);
+        }
+        if (v == null || v.isBlank()) {
+            v = System.getenv(environment);
+        }
+        return v == null || v.isBlank() ? null : v.trim();
+    }
+
+    /**
+     * The one boolean grammar ({@link Grammar#BOOLEAN}).
+     *
+     * @param what  what is being read, for the message
+     * @param value the text
+     * @return the boolean
+     * @throws IllegalArgumentException naming {@code what} and the value if it is not a boolean
+     */
+    public static boolean parseBoolean(String what, String value) {
+        return switch (value.trim().toLowerCase(Locale.ROOT)) {
+            case "1", "true", "yes", "on" -> true;
+            case "0", "false", "no", "off" -> false;
+            default -> throw new IllegalArgumentException(what + " = '" + value + "' is not a boolean (true/false, 1/0, yes/no, on/off)");
+        };
+    }
+
+    /**
+     * The one number grammar ({@link Grammar#WHOLE_NUMBER}).
+     *
+     * @param what  what is being read, for the message
+     * @param value the text
+     * @return the number
+     * @throws IllegalArgumentException naming {@code what} and the value if it is not a whole number
+     */
+    public static long parseWhole(String what, String value) {
+        try {
+            return Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(what + " = '" + value + "' is not a whole number", e);
+        }
+    }
+
+    /**
+     * {@return the markdown table of every setting, as {@code docs/options.md} holds it}
+     */
+    public static String markdownTable() {
+        StringBuilder sb = new StringBuilder();
+        sb.append("| key | builder method | system property | environment variable | default | grammar | what it does |\n");
+        sb.append("|---|---|---|---|---|---|---|\n");
+        for (Setting s : values()) {
+            sb.append("| `").append(s.key).append("` | ")
+                    .append(s.builder == null ? "" : "`" + s.builder + "`").append(" | `")
+                    .append(s.property).append("` | `")
+                    .append(s.environment).append("` | ")
+                    .append(s.defaultText).append(" | ")
+                    .append(s.grammar.text).append(" | ")
+                    .append(s.description).append(" |\n");
+        }
+        return sb.toString();
+    }
+}

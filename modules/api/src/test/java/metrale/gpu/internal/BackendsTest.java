@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+package metrale.gpu.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.ResourceBundle;
+import metrale.gpu.GpuException;
+import metrale.gpu.spi.Availability;
+import metrale.gpu.spi.BackendProvider;
+import metrale.gpu.spi.Driver;
+import metrale.gpu.spi.DriverConfig;
+import org.junit.jupiter.api.Test;
+
+class BackendsTest {
+
+    private static final String NO_FLAG = "an NVIDIA driver is installed (libcuda.so.1) but native access is not enabled"
+            + " for the class path: start java with --enable-native-access=ALL-UNNAMED";
+
+    /** The records logged, as "LEVEL: message". */
+    private final List<String> records = new ArrayList<>();
+    private final System.Logger log = new System.Logger() {
+        @Override
+        public String getName() {
+            return "test";
+        }
+
+        @Override
+        public boolean isLoggable(Level level) {
+            return true;
+        }
+
+        @Override
+        public void log(Level level, ResourceBundle bundle, String msg, Throwable thrown) {
+            records.add(level + ": " + msg);
+        }
+
+        @Override
+        public void log(Level level, ResourceBundle bundle, String format, Object... params) {
+            records.add(level + ": " + java.text.MessageFormat.format(format, params));
+        }
+    };
+
+    private static BackendProvider provider(String name, int priority, Availability a) {
+        return new BackendProvider() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public int priority() {
+                return priority;
+            }
+
+            @Override
+            public Availability availability() {
+                return a;
+            }
+
+            @Override
+            public Driver open(DriverConfig config) {
+                throw new UnsupportedOperationException("not opened in this test");
+            }
+        };
+    }
+
+    private List<String> warnings() {
+        return records.stream().filter(r -> r.startsWith("WARNING: ")).toList();
+    }
+
+    @Test
+    void passingOverAnInstalledButUnusableDriverIsAWarningWithTheReasonAndTheFlag() {
+        List<BackendProvider> all = List.of(provider("cuda", 100, Availability.presentButUnusable(NO_FLAG)),
+                provider("sim", 0, Availability.yes()));
+        assertThat(Backends.choose(null, all, log).name()).isEqualTo("sim");
+        assertThat(warnings()).singleElement().satisfies(r -> assertThat(r)
+                .contains("cuda backend is installed but cannot be used", "--enable-native-access=ALL-UNNAMED",
+                        "using the sim backend instead"));
+    }
+
+    @Test
+    void passingOverAbsentCudaIsNoWarning() {
+        List<BackendProvider> all = List.of(provider("cuda", 100, Availability.no("libcuda.so.1 did not load")),
+                provider("sim", 0, Availability.yes()));
+        assertThat(Backends.choose(null, all, log).name()).isEqualTo("sim");
+        assertThat(warnings()).isEmpty();
+    }
+
+    @Test
+    void aNamedBackendIsNotAWarningAboutOthers() {
+        List<BackendProvider> all = List.of(provider("cuda", 100, Availability.presentButUnusable(NO_FLAG)),
+                provider("sim", 0, Availability.yes()));
+        assertThat(Backends.choose("sim", all, log).name()).isEqualTo("sim");
+        assertThat(warnings()).isEmpty();
+    }
+
+    @Test
+    void aTypoIsAnIllegalArgumentListingTheBackends() {
+        List<BackendProvider> all = List.of(provider("cuda", 100, Availability.yes()), provider("sim", 0, Availability.yes()));
+        assertThatThrownBy(() -> Backends.choose("cdua", all, log))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'cdua'").hasMessageContaining("[cuda, sim]");
+        assertThat(Backends.choose("CUDA", all, log).name()).as("names are case-insensitive").isEqualTo("cuda");
+    }
+
+    @Test
+    void aNamedButUnavailableBackendIsStillNoDeviceWithTheReason() {
+        List<BackendProvider> all = List.of(provider("cuda", 100, Availability.presentButUnusable(NO_FLAG)),
+                provider("sim", 0, Availability.yes()));
+        assertThatThrownBy(() -> Backends.choose("cuda", all, log))
+                .isInstanceOf(GpuException.class)
+                .hasMessageContaining("NO_DEVICE").hasMessageContaining("--enable-native-access=ALL-UNNAMED");
+    }
+}
