@@ -20,6 +20,7 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
     private final Works.Kernel k;
     private final DeviceMemory memory;
     private Arena sharedArena;
+    private long declaredNanos = -1;
 
     LaunchImpl(Works.Kernel k, DeviceMemory memory) {
         this.k = k;
@@ -44,6 +45,19 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
     @Override
     public int sharedMemBytes() {
         return k.sharedMemBytes();
+    }
+
+    @Override
+    public void runsFor(long nanos) {
+        if (nanos < 0) {
+            throw new IllegalArgumentException("runsFor(" + nanos + "): a duration is not negative");
+        }
+        declaredNanos = nanos;
+    }
+
+    /** {@return the duration the twin declared with {@link #runsFor}, or -1 when it declared none} */
+    long declaredNanos() {
+        return declaredNanos;
     }
 
     @Override

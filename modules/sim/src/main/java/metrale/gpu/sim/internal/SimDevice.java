@@ -1,5 +1,6 @@
 package metrale.gpu.sim.internal;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -238,6 +239,21 @@ public final class SimDevice implements Driver {
         }
 
         @Override
+        public long clockNanos() {
+            return SimDevice.this.clockNanos();
+        }
+
+        @Override
+        public void advanceClock(long nanos) {
+            SimDevice.this.advanceClock(nanos);
+        }
+
+        @Override
+        public void setKernelDuration(String module, String func, long nanos) {
+            SimDevice.this.setKernelDuration(module, func, nanos);
+        }
+
+        @Override
         public String toString() {
             return "SimControls of " + SimDevice.this;
         }
@@ -329,6 +345,59 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             syncFailure = error;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@return the virtual clock in nanoseconds} See {@link SimControls#clockNanos()}. */
+    public long clockNanos() {
+        lock.lock();
+        try {
+            return engine.now;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Moves the virtual clock forward; see {@link SimControls#advanceClock}.
+     *
+     * @param nanos how far, at least 0
+     */
+    public void advanceClock(long nanos) {
+        if (nanos < 0) {
+            throw new IllegalArgumentException("advanceClock(" + nanos + "): the clock does not go back");
+        }
+        lock.lock();
+        try {
+            engine.advanceTo(Math.addExact(engine.now, nanos));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Declares every launch of {@code module::func} to run {@code nanos}; see {@link SimControls#setKernelDuration}.
+     *
+     * @param module the module's load name
+     * @param func   the function's name
+     * @param nanos  the duration, at least 0; 0 removes it
+     */
+    public void setKernelDuration(String module, String func, long nanos) {
+        Objects.requireNonNull(module, "module");
+        Objects.requireNonNull(func, "func");
+        if (nanos < 0) {
+            throw new IllegalArgumentException("setKernelDuration(" + module + ", " + func + ", " + nanos
+                    + "): a duration is not negative");
+        }
+        lock.lock();
+        try {
+            if (nanos == 0) {
+                engine.durations.remove(module + "::" + func);
+            } else {
+                engine.durations.put(module + "::" + func, nanos);
+            }
         } finally {
             lock.unlock();
         }
@@ -583,7 +652,17 @@ public final class SimDevice implements Driver {
         streamCopy(op, stream, bytes, s -> {
             checkHost(s, src, bytes, op, null, "source");
             checkDevice(s, dst, bytes, op, null, "destination");
-            submitHostCopy(s, new Works.CopyH2D(op, dst, src, bytes), src, bytes, op, "dst=" + hex(dst));
+            if (s.capture != null) {
+                // A captured copy reads the host when the graph runs, on whatever thread launches it.
+                checkReadableAnywhere(s, src, op, "dst=" + hex(dst), "source");
+                submit(s, new Works.CopyH2D(op, dst, src, bytes), op, null);
+            } else if (isPinned(src, bytes)) {
+                submit(s, new Works.CopyH2D(op, dst, src, bytes), op, null);
+            } else {
+                // CUDA stages pageable memory before returning (a later host change does not land)
+                // and the copy completes in stream order, without waiting for the stream.
+                submit(s, new Works.CopyH2D(op, dst, stage(src, bytes), bytes), op, null);
+            }
         });
     }
 
@@ -593,6 +672,9 @@ public final class SimDevice implements Driver {
         streamCopy(op, stream, bytes, s -> {
             checkHost(s, dst, bytes, op, null, "destination");
             checkDevice(s, src, bytes, op, null, "source");
+            if (s.capture != null) {
+                checkReadableAnywhere(s, dst, op, "src=" + hex(src), "destination");
+            }
             submitHostCopy(s, new Works.CopyD2H(op, dst, src, bytes), dst, bytes, op, "src=" + hex(src));
         });
     }
@@ -645,11 +727,35 @@ public final class SimDevice implements Driver {
         }
     }
 
+    /** A thread that never runs: a segment it cannot access is confined to some thread. */
+    private static final Thread NO_THREAD = Thread.ofPlatform().unstarted(() -> { });
+
     /**
-     * Submits a stream-ordered copy with a host side. CUDA stages pageable host memory before the
-     * call returns, so unless {@code host} is pinned (or the copy was captured) the call waits for
-     * the copy; {@code device} ("dst=0x..." or "src=0x...") names the device side in that wait's
-     * errors.
+     * A graph replays a captured host copy on the thread that launches it, so a host segment
+     * confined to one thread would fail there: refused at capture, invalidating it.
+     */
+    private static void checkReadableAnywhere(SimStream s, MemorySegment host, String op, String d, String which) {
+        if (!host.isAccessibleBy(NO_THREAD)) {
+            throw bad(s, CudaError.INVALID_VALUE, op, d + ": the host " + which + " is confined to one thread "
+                    + "(Arena.ofConfined), but a graph may be launched from any thread; use a shared, global or "
+                    + "page-locked segment in a capture; the capture is now invalidated");
+        }
+    }
+
+    /** {@return a copy of {@code bytes} of {@code src}, taken now, as CUDA stages pageable memory} */
+    private static MemorySegment stage(MemorySegment src, long bytes) {
+        MemorySegment copy = bytes <= Integer.MAX_VALUE - 8
+                ? MemorySegment.ofArray(new byte[(int) bytes])
+                // Too large for an array: native memory the garbage collector frees with the work.
+                : Arena.ofAuto().allocate(bytes);
+        MemorySegment.copy(src, 0, copy, 0, bytes);
+        return copy;
+    }
+
+    /**
+     * Submits a stream-ordered device-to-host copy. Unless {@code host} is pinned (or the copy was
+     * captured) the call waits for the copy, as CUDA does for pageable memory; {@code device}
+     * ("src=0x...") names the device side in that wait's errors.
      */
     private void submitHostCopy(SimStream s, Work w, MemorySegment host, long bytes, String op, String device) {
         boolean pinned = isPinned(host, bytes);
@@ -794,6 +900,7 @@ public final class SimDevice implements Driver {
             }
             injectedSyncFailure(op, s);
             drain(op, s, s.tail());
+            engine.advanceTo(s.lastEnd);
         } finally {
             lock.unlock();
         }
@@ -813,7 +920,12 @@ public final class SimDevice implements Driver {
             }
             Op t = s.tail();
             if (t == null) {
-                return true;
+                if (s.lastEnd <= engine.now) {
+                    return true;
+                }
+                // Executed but still running on the virtual clock: the poll stands for waiting.
+                engine.advanceTo(s.lastEnd);
+                return false;
             }
             step(op, s, t);
             return false;
@@ -946,9 +1058,10 @@ public final class SimDevice implements Driver {
             if (s.kind == SimStream.Kind.LEGACY) {
                 checkLegacyWork(op, d);
             }
-            if (ev.op == null || ev.op.done) {
+            if (ev.op == null || ev.op.completeAt(engine.now)) {
                 return;
             }
+            // Pending, or executed but still running on the virtual clock: the stream waits for its end.
             scheduler.enqueue(s, new Works.Marker(op + "(" + s + ", " + ev + ")"), ev.op);
         } finally {
             lock.unlock();
@@ -966,6 +1079,9 @@ public final class SimDevice implements Driver {
             checkUnsafe(op, ev.toString());
             injectedSyncFailure(op, ev);
             drain(op, ev, ev.op);
+            if (ev.op != null) {
+                engine.advanceTo(ev.op.end);
+            }
         } finally {
             lock.unlock();
         }
@@ -980,8 +1096,12 @@ public final class SimDevice implements Driver {
             SimEvent ev = event(event, op);
             checkNotCaptured(ev, op);
             checkUnsafe(op, ev.toString());
-            if (ev.op == null || ev.op.done) {
+            if (ev.op == null || ev.op.completeAt(engine.now)) {
                 return true;
+            }
+            if (ev.op.done) {
+                engine.advanceTo(ev.op.end);
+                return false;
             }
             step(op, ev, ev.op);
             return false;
@@ -1008,11 +1128,13 @@ public final class SimDevice implements Driver {
                 }
             }
             for (SimEvent ev : new SimEvent[] {a, b}) {
-                if (!ev.op.done) {
-                    throw err(CudaError.NOT_READY, op, ev + " has not completed; synchronize it first");
+                if (!ev.op.completeAt(engine.now)) {
+                    throw err(CudaError.NOT_READY, op, ev + " has not completed at virtual time " + engine.now
+                            + " ns; synchronize it first");
                 }
             }
-            return (float) ((b.op.doneNanos - a.op.doneNanos) / 1e6);
+            // Virtual time: what the twins between the two records declared.
+            return (float) ((b.op.end - a.op.end) / 1e6);
         } finally {
             lock.unlock();
         }
@@ -1659,20 +1781,26 @@ public final class SimDevice implements Driver {
         }
     }
 
+    /** Waits for {@code target}: runs it and what it depends on, and the clock moves to its end. */
     private void drain(String op, Object what, Op target) {
         try {
             scheduler.runUntil(target);
         } catch (SimFault f) {
             throw latch(f, op, what);
         }
+        if (target != null) {
+            engine.advanceTo(target.end);
+        }
     }
 
+    /** Waits for the whole device: runs everything, and the clock moves to when the last work ends. */
     private void drainAll(String op, Object what) {
         try {
             scheduler.runAll();
         } catch (SimFault f) {
             throw latch(f, op, what);
         }
+        engine.advanceTo(scheduler.horizon());
     }
 
     private void step(String op, Object what, Op target) {

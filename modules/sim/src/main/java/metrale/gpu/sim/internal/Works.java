@@ -30,6 +30,9 @@ final class Works {
                 MemorySegment.copy(src, 0, d, 0, bytes);
             } catch (IllegalStateException x) {
                 throw new SimFault(CudaError.ILLEGAL_ADDRESS, describe() + ": the host source was freed before the copy ran", x);
+            } catch (WrongThreadException x) {
+                throw new SimFault(CudaError.ILLEGAL_ADDRESS, describe() + ": the host source is confined to another "
+                        + "thread than the one that ran the copy (" + Thread.currentThread().getName() + ")", x);
             }
         }
 
@@ -48,6 +51,9 @@ final class Works {
                 MemorySegment.copy(s, 0, dst, 0, bytes);
             } catch (IllegalStateException x) {
                 throw new SimFault(CudaError.ILLEGAL_ADDRESS, describe() + ": the host destination was freed before the copy ran", x);
+            } catch (WrongThreadException x) {
+                throw new SimFault(CudaError.ILLEGAL_ADDRESS, describe() + ": the host destination is confined to another "
+                        + "thread than the one that ran the copy (" + Thread.currentThread().getName() + ")", x);
             }
         }
 
@@ -128,6 +134,9 @@ final class Works {
             LaunchImpl launch = new LaunchImpl(this, e.memory);
             try {
                 kernel.launch(launch);
+                // The twin's own declaration wins over the per-kernel one.
+                long d = launch.declaredNanos();
+                e.workNanos += d >= 0 ? d : e.durations.getOrDefault(name, 0L);
             } catch (SimFault f) {
                 throw new SimFault(f.error, "kernel " + describe() + ": " + f.getMessage(), f);
             } catch (IndexOutOfBoundsException | IllegalStateException x) {
