@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -18,6 +19,7 @@ import metrale.gpu.Dim3;
 import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.SimBlockOrder;
 import metrale.gpu.sim.SimControls;
 import metrale.gpu.sim.SimKernel;
 import metrale.gpu.sim.SimKernels;
@@ -60,6 +62,8 @@ import metrale.gpu.spi.MemInfo;
  * <li>{@code sim.sms}: the SM count {@link #deviceInfo()} reports; default {@value #DEFAULT_SMS}.</li>
  * <li>{@code sim.fill}: the byte new device, managed and page-locked memory is filled with, 0 to 255;
  *     default {@value #DEFAULT_FILL} ({@code 0xAB}).</li>
+ * <li>{@code sim.blocks}: {@code ordered} (default), {@code shuffled} or {@code parallel}, how a
+ *     grid's blocks run ({@link SimBlockOrder}).</li>
  * <li>{@code sim.process}: {@code shared} (default) or {@code fresh}, the simulated process (see Faults).</li>
  * <li>{@code sim.twins} (an object): a {@link SimTwins} table looked in before {@link SimKernels}.</li>
  * </ul>
@@ -183,6 +187,14 @@ public final class SimDevice implements Driver {
         this.engine = new Engine(memory, config.getLong(OPT_SEED, 0));
         this.legacy = new SimStream(1, SimStream.Kind.LEGACY, false, "the legacy default stream");
         this.scheduler = new Scheduler(engine, legacy);
+        String blocks = config.get(SimOptions.BLOCKS, "ordered").trim();
+        this.engine.blockOrder = switch (blocks.toLowerCase(Locale.ROOT)) {
+            case "ordered" -> SimBlockOrder.ORDERED;
+            case "shuffled" -> SimBlockOrder.SHUFFLED;
+            case "parallel" -> SimBlockOrder.PARALLEL;
+            default -> throw new IllegalArgumentException("option " + SimOptions.BLOCKS + "=" + blocks
+                    + " must be ordered, shuffled or parallel");
+        };
     }
 
     // ---- simulator controls and fault injection -----------------------------------------------
@@ -236,6 +248,11 @@ public final class SimDevice implements Driver {
         @Override
         public int pendingOperations() {
             return SimDevice.this.pendingOperations();
+        }
+
+        @Override
+        public void setBlockOrder(SimBlockOrder order) {
+            SimDevice.this.setBlockOrder(order);
         }
 
         @Override
@@ -345,6 +362,21 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             syncFailure = error;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Sets how the blocks of later launches run; see {@link SimControls#setBlockOrder}.
+     *
+     * @param order the block order
+     */
+    public void setBlockOrder(SimBlockOrder order) {
+        Objects.requireNonNull(order, "order");
+        lock.lock();
+        try {
+            engine.blockOrder = order;
         } finally {
             lock.unlock();
         }
