@@ -69,6 +69,19 @@ public enum Setting {
     SIM_FILL("sim.fill", "backendOption(\"sim.fill\", ...)", "metrale.sim.fill", "METRALE_SIM_FILL", "171",
             Grammar.WHOLE_NUMBER, "`171` (`0xAB`)",
             "Simulator: the byte new device memory is filled with, 0 to 255 (CUDA does not zero new memory, nor does the simulator)."),
+    /** The order a simulated grid's blocks run in. */
+    SIM_BLOCKS("sim.blocks", "backendOption(\"sim.blocks\", ...)", "metrale.sim.blocks", "METRALE_SIM_BLOCKS", "ordered",
+            Grammar.CHOICE, "`ordered`",
+            "Simulator: how a grid's blocks run: `ordered` (index order, deterministic), `shuffled` (one thread, an order "
+            + "drawn from `sim.seed`) or `parallel` (several threads), so a twin that races across blocks shows it. "
+            + "Also `SimControls.setBlockOrder`."),
+    /** The simulated process a runtime opens in. */
+    SIM_PROCESS("sim.process", "backendOption(\"sim.process\", ...)", "metrale.sim.process", "METRALE_SIM_PROCESS", "shared",
+            Grammar.CHOICE, "`shared`",
+            "Simulator: `shared` (the JVM's one simulated process: a sticky fault poisons every simulator runtime in it, "
+            + "and opening another fails, as on a GPU) or `fresh` (a process of the runtime's own, what tests use). "
+            + "Kernel twins of one runtime go in `backendOption(\"sim.twins\", SimTwins)`, an object option with no "
+            + "property or variable."),
     /** The CUDA device ordinal. */
     CUDA_DEVICE("cuda.device", "backendOption(\"cuda.device\", ...)", "metrale.cuda.device", "METRALE_CUDA_DEVICE", "0",
             Grammar.WHOLE_NUMBER, "`0`",
@@ -91,7 +104,9 @@ public enum Setting {
         /** A backend name. */
         NAME("a backend name (`cuda`, `sim`), any case"),
         /** A library name or file path. */
-        PATH("a library name or file path");
+        PATH("a library name or file path"),
+        /** One of the words the description lists. */
+        CHOICE("one of the words listed, any case");
 
         private final String text;
 

@@ -3,6 +3,7 @@ package metrale.gpu.internal;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -1788,6 +1789,22 @@ public final class GpuRuntime implements Gpu {
     /** Releases everything; runs once, after the last call in flight has left the closed gate. */
     private void release() {
         boolean faulted = gate.latched() != null;
+        // A capture a closed call left open would refuse the sync and the frees below (900 under
+        // GLOBAL mode): end it first, from whichever thread closes.
+        List<Long> capturable = new ArrayList<>(List.of(Stream.PER_THREAD.handle()));
+        for (HandleTable.Slot st : streams.snapshot()) {
+            capturable.add(st.raw());
+        }
+        for (long raw : capturable) {
+            if (capturingRaw(raw)) {
+                quietly("cuStreamEndCapture", true, () -> {
+                    long graph = driver.streamEndCapture(raw);
+                    if (graph != 0) {
+                        driver.graphDestroy(graph);
+                    }
+                });
+            }
+        }
         if (!faulted) {
             // Pending async copies may still write pinned memory or read buffers freed below.
             try {

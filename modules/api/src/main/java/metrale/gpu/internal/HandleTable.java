@@ -110,6 +110,19 @@ final class HandleTable {
         }
     }
 
+    /** {@return the live handles, in slot order} */
+    List<Slot> snapshot() {
+        synchronized (lock) {
+            List<Slot> out = new ArrayList<>(live);
+            for (Slot slot : slots) {
+                if (slot != null) {
+                    out.add(slot);
+                }
+            }
+            return out;
+        }
+    }
+
     /** Takes every handle out. {@return them, in slot order} */
     List<Slot> drain() {
         synchronized (lock) {

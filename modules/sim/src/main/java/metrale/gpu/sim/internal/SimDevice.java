@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim.internal;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -18,6 +20,7 @@ import metrale.gpu.Dim3;
 import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.SimBlockOrder;
 import metrale.gpu.sim.SimControls;
 import metrale.gpu.sim.SimKernel;
 import metrale.gpu.sim.SimKernels;
@@ -60,6 +63,8 @@ import metrale.gpu.spi.MemInfo;
  * <li>{@code sim.sms}: the SM count {@link #deviceInfo()} reports; default {@value #DEFAULT_SMS}.</li>
  * <li>{@code sim.fill}: the byte new device, managed and page-locked memory is filled with, 0 to 255;
  *     default {@value #DEFAULT_FILL} ({@code 0xAB}).</li>
+ * <li>{@code sim.blocks}: {@code ordered} (default), {@code shuffled} or {@code parallel}, how a
+ *     grid's blocks run ({@link SimBlockOrder}).</li>
  * <li>{@code sim.process}: {@code shared} (default) or {@code fresh}, the simulated process (see Faults).</li>
  * <li>{@code sim.twins} (an object): a {@link SimTwins} table looked in before {@link SimKernels}.</li>
  * </ul>
@@ -116,11 +121,10 @@ public final class SimDevice implements Driver {
     private final Map<Long, SimFunction> functions = new HashMap<>();
     private final Map<Long, List<Works.Node>> graphs = new HashMap<>();
     private final Map<Long, SimExec> execs = new HashMap<>();
-    private final List<Capture> captures = new ArrayList<>();
+    private final CaptureRules rules = new CaptureRules();
     private final TreeSet<Long> failAt = new TreeSet<>();
     private final SimProcess process;
     private final SimTwins twins;
-    private long nextCapture;
     private long allocAttempts;
     private CudaError sticky;
     private String stickyDetail;
@@ -184,6 +188,14 @@ public final class SimDevice implements Driver {
         this.engine = new Engine(memory, config.getLong(OPT_SEED, 0));
         this.legacy = new SimStream(1, SimStream.Kind.LEGACY, false, "the legacy default stream");
         this.scheduler = new Scheduler(engine, legacy);
+        String blocks = config.get(SimOptions.BLOCKS, "ordered").trim();
+        this.engine.blockOrder = switch (blocks.toLowerCase(Locale.ROOT)) {
+            case "ordered" -> SimBlockOrder.ORDERED;
+            case "shuffled" -> SimBlockOrder.SHUFFLED;
+            case "parallel" -> SimBlockOrder.PARALLEL;
+            default -> throw new IllegalArgumentException("option " + SimOptions.BLOCKS + "=" + blocks
+                    + " must be ordered, shuffled or parallel");
+        };
     }
 
     // ---- simulator controls and fault injection -----------------------------------------------
@@ -242,6 +254,26 @@ public final class SimDevice implements Driver {
         @Override
         public List<String> liveAtClose() {
             return SimDevice.this.liveAtClose();
+        }
+
+        @Override
+        public void setBlockOrder(SimBlockOrder order) {
+            SimDevice.this.setBlockOrder(order);
+        }
+
+        @Override
+        public long clockNanos() {
+            return SimDevice.this.clockNanos();
+        }
+
+        @Override
+        public void advanceClock(long nanos) {
+            SimDevice.this.advanceClock(nanos);
+        }
+
+        @Override
+        public void setKernelDuration(String module, String func, long nanos) {
+            SimDevice.this.setKernelDuration(module, func, nanos);
         }
 
         @Override
@@ -341,6 +373,74 @@ public final class SimDevice implements Driver {
         }
     }
 
+    /**
+     * Sets how the blocks of later launches run; see {@link SimControls#setBlockOrder}.
+     *
+     * @param order the block order
+     */
+    public void setBlockOrder(SimBlockOrder order) {
+        Objects.requireNonNull(order, "order");
+        lock.lock();
+        try {
+            engine.blockOrder = order;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@return the virtual clock in nanoseconds} See {@link SimControls#clockNanos()}. */
+    public long clockNanos() {
+        lock.lock();
+        try {
+            return engine.now;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Moves the virtual clock forward; see {@link SimControls#advanceClock}.
+     *
+     * @param nanos how far, at least 0
+     */
+    public void advanceClock(long nanos) {
+        if (nanos < 0) {
+            throw new IllegalArgumentException("advanceClock(" + nanos + "): the clock does not go back");
+        }
+        lock.lock();
+        try {
+            engine.advanceTo(Math.addExact(engine.now, nanos));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Declares every launch of {@code module::func} to run {@code nanos}; see {@link SimControls#setKernelDuration}.
+     *
+     * @param module the module's load name
+     * @param func   the function's name
+     * @param nanos  the duration, at least 0; 0 removes it
+     */
+    public void setKernelDuration(String module, String func, long nanos) {
+        Objects.requireNonNull(module, "module");
+        Objects.requireNonNull(func, "func");
+        if (nanos < 0) {
+            throw new IllegalArgumentException("setKernelDuration(" + module + ", " + func + ", " + nanos
+                    + "): a duration is not negative");
+        }
+        lock.lock();
+        try {
+            if (nanos == 0) {
+                engine.durations.remove(module + "::" + func);
+            } else {
+                engine.durations.put(module + "::" + func, nanos);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** {@return the number of enqueued operations that have not run yet, on every stream} */
     public int pendingOperations() {
         lock.lock();
@@ -382,7 +482,7 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             enter(op);
-            checkUnsafe(op, "bytes=" + bytes);
+            rules.checkUnsafe(op, "bytes=" + bytes);
             if (bytes == 0) {
                 throw err(CudaError.INVALID_VALUE, op, "bytes=0: an allocation needs at least one byte");
             }
@@ -399,7 +499,7 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             enter(op);
-            checkUnsafe(op, d);
+            rules.checkUnsafe(op, d);
             if (bytes == 0) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": an allocation needs at least one byte");
             }
@@ -436,7 +536,7 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             enter(op);
-            checkUnsafe(op, "ptr=" + hex(ptr));
+            rules.checkUnsafe(op, "ptr=" + hex(ptr));
             if (ptr == 0) {
                 return;
             }
@@ -486,7 +586,7 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             enter(op);
-            checkUnsafe(op, d);
+            rules.checkUnsafe(op, d);
             if ((flags & ~7) != 0) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": only PORTABLE (1), DEVICEMAP (2) and WRITECOMBINED (4) are flags");
             }
@@ -512,7 +612,7 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             enter(op);
-            checkUnsafe(op, "host=" + host);
+            rules.checkUnsafe(op, "host=" + host);
             if (host == null || host.address() == 0) {
                 return;
             }
@@ -590,7 +690,17 @@ public final class SimDevice implements Driver {
         streamCopy(op, stream, bytes, s -> {
             checkHost(s, src, bytes, op, null, "source");
             checkDevice(s, dst, bytes, op, null, "destination");
-            submitHostCopy(s, new Works.CopyH2D(op, dst, src, bytes), src, bytes, op, "dst=" + hex(dst));
+            if (s.capture != null) {
+                // A captured copy reads the host when the graph runs, on whatever thread launches it.
+                rules.checkReadableAnywhere(s, src, op, "dst=" + hex(dst), "source");
+                submit(s, new Works.CopyH2D(op, dst, src, bytes), op, null);
+            } else if (isPinned(src, bytes)) {
+                submit(s, new Works.CopyH2D(op, dst, src, bytes), op, null);
+            } else {
+                // CUDA stages pageable memory before returning (a later host change does not land)
+                // and the copy completes in stream order, without waiting for the stream.
+                submit(s, new Works.CopyH2D(op, dst, stage(src, bytes), bytes), op, null);
+            }
         });
     }
 
@@ -600,6 +710,9 @@ public final class SimDevice implements Driver {
         streamCopy(op, stream, bytes, s -> {
             checkHost(s, dst, bytes, op, null, "destination");
             checkDevice(s, src, bytes, op, null, "source");
+            if (s.capture != null) {
+                rules.checkReadableAnywhere(s, dst, op, "src=" + hex(src), "destination");
+            }
             submitHostCopy(s, new Works.CopyD2H(op, dst, src, bytes), dst, bytes, op, "src=" + hex(src));
         });
     }
@@ -624,7 +737,7 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             enter(op);
-            checkLegacyWork(op, d);
+            rules.checkLegacyWork(op, d);
             if (checkCount(null, bytes, op, d)) {
                 body.run();
             }
@@ -643,7 +756,7 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            checkInvalidated(s, op);
+            rules.checkInvalidated(s, op);
             if (checkCount(s, bytes, op, null)) {
                 body.accept(s);
             }
@@ -652,11 +765,21 @@ public final class SimDevice implements Driver {
         }
     }
 
+
+    /** {@return a copy of {@code bytes} of {@code src}, taken now, as CUDA stages pageable memory} */
+    private static MemorySegment stage(MemorySegment src, long bytes) {
+        MemorySegment copy = bytes <= Integer.MAX_VALUE - 8
+                ? MemorySegment.ofArray(new byte[(int) bytes])
+                // Too large for an array: native memory the garbage collector frees with the work.
+                : Arena.ofAuto().allocate(bytes);
+        MemorySegment.copy(src, 0, copy, 0, bytes);
+        return copy;
+    }
+
     /**
-     * Submits a stream-ordered copy with a host side. CUDA stages pageable host memory before the
-     * call returns, so unless {@code host} is pinned (or the copy was captured) the call waits for
-     * the copy; {@code device} ("dst=0x..." or "src=0x...") names the device side in that wait's
-     * errors.
+     * Submits a stream-ordered device-to-host copy. Unless {@code host} is pinned (or the copy was
+     * captured) the call waits for the copy, as CUDA does for pageable memory; {@code device}
+     * ("src=0x...") names the device side in that wait's errors.
      */
     private void submitHostCopy(SimStream s, Work w, MemorySegment host, long bytes, String op, String device) {
         boolean pinned = isPinned(host, bytes);
@@ -673,17 +796,17 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            checkInvalidated(s, op);
+            rules.checkInvalidated(s, op);
             String d = "dst=" + hex(dst) + ", dstPitch=" + dstPitch + ", src=" + hex(src) + ", srcPitch=" + srcPitch
                     + ", widthBytes=" + widthBytes + ", height=" + height;
             if (widthBytes < 0 || height < 0 || dstPitch < 0 || srcPitch < 0) {
-                throw bad(s, CudaError.INVALID_VALUE, op, d + ": negative size or pitch");
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": negative size or pitch");
             }
             if (widthBytes == 0 || height == 0) {
                 return;
             }
             if (srcPitch < widthBytes || dstPitch < widthBytes) {
-                throw bad(s, CudaError.INVALID_VALUE, op, d + ": each pitch must be at least WidthInBytes");
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": each pitch must be at least WidthInBytes");
             }
             long srcSpan;
             long dstSpan;
@@ -691,7 +814,7 @@ public final class SimDevice implements Driver {
                 srcSpan = Math.addExact(Math.multiplyExact(height - 1, srcPitch), widthBytes);
                 dstSpan = Math.addExact(Math.multiplyExact(height - 1, dstPitch), widthBytes);
             } catch (ArithmeticException e) {
-                throw bad(s, CudaError.INVALID_VALUE, op, d + ": the extent overflows");
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": the extent overflows");
             }
             checkDevice(s, src, srcSpan, op, d, "source");
             checkDevice(s, dst, dstSpan, op, d, "destination");
@@ -708,7 +831,7 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             String d = "ptr=" + hex(ptr) + ", value=" + value + ", bytes=" + bytes;
-            checkLegacyWork(op, d);
+            rules.checkLegacyWork(op, d);
             if (value < 0 || value > 255) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": the value must be a byte, 0 to 255");
             }
@@ -729,9 +852,9 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            checkInvalidated(s, op);
+            rules.checkInvalidated(s, op);
             if (value < 0 || value > 255) {
-                throw bad(s, CudaError.INVALID_VALUE, op, "ptr=" + hex(ptr) + ", value=" + value + ": the value must be a byte, 0 to 255");
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, "ptr=" + hex(ptr) + ", value=" + value + ": the value must be a byte, 0 to 255");
             }
             if (!checkCount(s, bytes, op, null)) {
                 return;
@@ -794,13 +917,14 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            checkNotCapturing(s, op);
-            checkUnsafe(op, "stream=" + s);
+            rules.checkNotCapturing(s, op);
+            rules.checkUnsafe(op, "stream=" + s);
             if (s.kind == SimStream.Kind.LEGACY) {
-                checkLegacyWork(op, "stream=" + s);
+                rules.checkLegacyWork(op, "stream=" + s);
             }
             injectedSyncFailure(op, s);
             drain(op, s, s.tail());
+            engine.advanceTo(s.lastEnd);
         } finally {
             lock.unlock();
         }
@@ -813,14 +937,19 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            checkNotCapturing(s, op);
-            checkUnsafe(op, "stream=" + s);
+            rules.checkNotCapturing(s, op);
+            rules.checkUnsafe(op, "stream=" + s);
             if (s.kind == SimStream.Kind.LEGACY) {
-                checkLegacyWork(op, "stream=" + s);
+                rules.checkLegacyWork(op, "stream=" + s);
             }
             Op t = s.tail();
             if (t == null) {
-                return true;
+                if (s.lastEnd <= engine.now) {
+                    return true;
+                }
+                // Executed but still running on the virtual clock: the poll stands for waiting.
+                engine.advanceTo(s.lastEnd);
+                return false;
             }
             step(op, s, t);
             return false;
@@ -835,13 +964,7 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             enter(op);
-            if (!captures.isEmpty()) {
-                for (Capture c : captures) {
-                    c.invalidate(op);
-                }
-                throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, "not permitted while " + captures.getFirst()
-                        + " is live (it would wait for the capturing stream); every live capture is now invalidated");
-            }
+            rules.checkContextSync(op);
             injectedSyncFailure(op, "the context");
             drainAll(op, "");
         } finally {
@@ -878,16 +1001,12 @@ public final class SimDevice implements Driver {
             enter(op);
             SimEvent ev = event(event, op);
             SimStream s = stream(stream, op);
-            checkInvalidated(s, op);
-            if (s.capture != null) {
-                ev.op = null;
-                ev.capturedIn = s.capture;
-                ev.capturedTails = s.tails.clone();
-                s.capture.events.add(ev);
+            rules.checkInvalidated(s, op);
+            if (rules.record(ev, s)) {
                 return;
             }
             if (s.kind == SimStream.Kind.LEGACY) {
-                checkLegacyWork(op, ev + " on " + s);
+                rules.checkLegacyWork(op, ev + " on " + s);
             }
             ev.capturedIn = null;
             ev.capturedTails = null;
@@ -907,55 +1026,21 @@ public final class SimDevice implements Driver {
             SimEvent ev = event(event, op);
             String d = s + " waits for " + ev + ", flags=" + flags;
             if (flags != 0 && flags != 1) {
-                throw bad(s, CudaError.INVALID_VALUE, op, d + ": flags must be 0 or CU_EVENT_WAIT_EXTERNAL (1)");
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": flags must be 0 or CU_EVENT_WAIT_EXTERNAL (1)");
             }
-            Capture c = ev.capturedIn;
-            if (c != null) {
-                if (c.invalidated) {
-                    throw bad(s, CudaError.STREAM_CAPTURE_INVALIDATED, op, d + ": the event was recorded in " + c);
-                }
-                if (s.kind == SimStream.Kind.LEGACY) {
-                    c.invalidate(op);
-                    throw err(CudaError.STREAM_CAPTURE_IMPLICIT, op, d + ": the legacy stream cannot join " + c
-                            + "; the capture is now invalidated");
-                }
-                if (s.capture == null) {
-                    // Fork: the stream joins the capture, after the event's position.
-                    s.capture = c;
-                    s.tails = ev.capturedTails.clone();
-                    c.streams.add(s);
-                    return;
-                }
-                if (s.capture == c) {
-                    s.tails = union(s.tails, ev.capturedTails);
-                    return;
-                }
-                Capture other = s.capture;
-                other.invalidate(op);
-                c.invalidate(op);
-                throw err(CudaError.STREAM_CAPTURE_MERGE, op, d + ": the stream is in " + other
-                        + " but the event was recorded in " + c + "; both captures are now invalidated");
-            }
-            if (s.capture != null) {
-                checkInvalidated(s, op);
-                if (flags == 1 || ev.op == null) {
-                    // An external wait (its ordering outside the graph is not modelled) or a never-recorded event.
-                    return;
-                }
-                s.capture.invalidate(op);
-                throw err(CudaError.STREAM_CAPTURE_ISOLATION, op, d + ": the event was recorded outside "
-                        + s.capture + "; waiting on it would make the graph depend on uncaptured work (pass "
-                        + "CU_EVENT_WAIT_EXTERNAL (1) for an external dependency); the capture is now invalidated");
+            if (rules.waitEvent(s, ev, flags, op, d)) {
+                return;
             }
             if (flags == 1) {
                 throw err(CudaError.ILLEGAL_STATE, op, d + ": CU_EVENT_WAIT_EXTERNAL is valid only while the stream captures");
             }
             if (s.kind == SimStream.Kind.LEGACY) {
-                checkLegacyWork(op, d);
+                rules.checkLegacyWork(op, d);
             }
-            if (ev.op == null || ev.op.done) {
+            if (ev.op == null || ev.op.completeAt(engine.now)) {
                 return;
             }
+            // Pending, or executed but still running on the virtual clock: the stream waits for its end.
             scheduler.enqueue(s, new Works.Marker(op + "(" + s + ", " + ev + ")"), ev.op);
         } finally {
             lock.unlock();
@@ -969,10 +1054,13 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimEvent ev = event(event, op);
-            checkNotCaptured(ev, op);
-            checkUnsafe(op, ev.toString());
+            rules.checkNotCaptured(ev, op);
+            rules.checkUnsafe(op, ev.toString());
             injectedSyncFailure(op, ev);
             drain(op, ev, ev.op);
+            if (ev.op != null) {
+                engine.advanceTo(ev.op.end);
+            }
         } finally {
             lock.unlock();
         }
@@ -985,10 +1073,14 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimEvent ev = event(event, op);
-            checkNotCaptured(ev, op);
-            checkUnsafe(op, ev.toString());
-            if (ev.op == null || ev.op.done) {
+            rules.checkNotCaptured(ev, op);
+            rules.checkUnsafe(op, ev.toString());
+            if (ev.op == null || ev.op.completeAt(engine.now)) {
                 return true;
+            }
+            if (ev.op.done) {
+                engine.advanceTo(ev.op.end);
+                return false;
             }
             step(op, ev, ev.op);
             return false;
@@ -1009,17 +1101,19 @@ public final class SimDevice implements Driver {
                 if ((ev.flags & SimEvent.DISABLE_TIMING) != 0) {
                     throw err(CudaError.INVALID_HANDLE, op, ev + " was created with DISABLE_TIMING");
                 }
-                checkNotCaptured(ev, op);
+                rules.checkNotCaptured(ev, op);
                 if (ev.op == null) {
                     throw err(CudaError.INVALID_HANDLE, op, ev + " has never been recorded");
                 }
             }
             for (SimEvent ev : new SimEvent[] {a, b}) {
-                if (!ev.op.done) {
-                    throw err(CudaError.NOT_READY, op, ev + " has not completed; synchronize it first");
+                if (!ev.op.completeAt(engine.now)) {
+                    throw err(CudaError.NOT_READY, op, ev + " has not completed at virtual time " + engine.now
+                            + " ns; synchronize it first");
                 }
             }
-            return (float) ((b.op.doneNanos - a.op.doneNanos) / 1e6);
+            // Virtual time: what the twins between the two records declared.
+            return (float) ((b.op.end - a.op.end) / 1e6);
         } finally {
             lock.unlock();
         }
@@ -1053,22 +1147,7 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            String d = "stream=" + s + ", mode=" + mode;
-            if (s.kind == SimStream.Kind.LEGACY) {
-                throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, d
-                        + ": the legacy default stream cannot capture; use a created stream or the per-thread stream (2)");
-            }
-            if (mode < Capture.GLOBAL || mode > Capture.RELAXED) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": mode must be GLOBAL (0), THREAD_LOCAL (1) or RELAXED (2)");
-            }
-            if (s.capture != null) {
-                throw err(CudaError.ILLEGAL_STATE, op, d + ": the stream is already in " + s.capture);
-            }
-            Capture c = new Capture(++nextCapture, mode, Thread.currentThread(), s);
-            c.streams.add(s);
-            s.capture = c;
-            s.tails = new int[0];
-            captures.add(c);
+            rules.begin(s, mode, op);
         } finally {
             lock.unlock();
         }
@@ -1081,55 +1160,15 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            Capture c = s.capture;
-            if (c == null) {
-                throw err(CudaError.ILLEGAL_STATE, op, "stream=" + s + ": the stream is not capturing");
-            }
-            if (s != c.origin) {
-                c.invalidate(op);
-                throw err(CudaError.STREAM_CAPTURE_UNMATCHED, op, "stream=" + s + ": " + c
-                        + " must be ended on the stream it began on; the capture is now invalidated");
-            }
-            if (c.mode != Capture.RELAXED && c.owner != Thread.currentThread()) {
-                finish(c);
-                throw err(CudaError.STREAM_CAPTURE_WRONG_THREAD, op, "stream=" + s + ": " + c
-                        + " was ended by thread '" + Thread.currentThread().getName()
-                        + "'; the capture has ended and its work is discarded");
-            }
-            if (c.invalidated) {
-                finish(c);
-                throw err(CudaError.STREAM_CAPTURE_INVALIDATED, op, "stream=" + s + ": " + c
-                        + "; the stream is no longer capturing and may begin again");
-            }
-            SimStream u = c.unjoined();
-            if (u != null) {
-                finish(c);
-                throw err(CudaError.STREAM_CAPTURE_UNJOINED, op, "stream=" + s + ": work captured on " + u
-                        + " was not joined back (record an event on it and make " + s
-                        + " wait on that event before ending); both streams are no longer capturing");
-            }
-            finish(c);
+            List<Works.Node> nodes = rules.end(s, op);
             long g = Ids.handle();
-            graphs.put(g, List.copyOf(c.nodes));
+            graphs.put(g, nodes);
             return g;
         } finally {
             lock.unlock();
         }
     }
 
-    private void finish(Capture c) {
-        for (SimStream s : c.streams) {
-            s.capture = null;
-            s.tails = null;
-        }
-        for (SimEvent ev : c.events) {
-            if (ev.capturedIn == c) {
-                ev.capturedIn = null;
-                ev.capturedTails = null;
-            }
-        }
-        captures.remove(c);
-    }
 
     @Override
     public int streamIsCapturing(long stream) {
@@ -1138,16 +1177,7 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            if (s.kind == SimStream.Kind.LEGACY) {
-                for (Capture c : captures) {
-                    if (c.anyBlocking()) {
-                        throw err(CudaError.STREAM_CAPTURE_IMPLICIT, op, "stream=" + s + ": asking about the legacy stream while "
-                                + c + " is live on a blocking stream");
-                    }
-                }
-                return 0;
-            }
-            return s.capture == null ? 0 : s.capture.invalidated ? 2 : 1;
+            return rules.status(s, op);
         } finally {
             lock.unlock();
         }
@@ -1182,13 +1212,13 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.INVALID_VALUE, op, "exec=" + hex(exec) + ": not a live executable graph");
             }
             SimStream s = stream(stream, op);
-            checkInvalidated(s, op);
+            rules.checkInvalidated(s, op);
             if (s.capture != null) {
                 s.capture.add(s, x.run);
                 return;
             }
             if (s.kind == SimStream.Kind.LEGACY) {
-                checkLegacyWork(op, "exec=" + hex(exec));
+                rules.checkLegacyWork(op, "exec=" + hex(exec));
             }
             x.lastLaunch = scheduler.enqueue(s, x.run, x.lastLaunch);
         } finally {
@@ -1325,22 +1355,22 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            checkInvalidated(s, op);
+            rules.checkInvalidated(s, op);
             SimFunction f = function(func, op, s);
             if (config == null) {
-                throw bad(s, CudaError.INVALID_VALUE, op, f.name + ": no launch configuration");
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + ": no launch configuration");
             }
             String problem = configProblem(config, f.maxDynamicShared);
             if (problem != null) {
-                throw bad(s, CudaError.INVALID_VALUE, op, f.name + " " + config + " on " + s + ": " + problem);
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + " " + config + " on " + s + ": " + problem);
             }
             if (args == null || args.isClosed()) {
-                throw bad(s, CudaError.INVALID_VALUE, op, f.name + ": kernelParams " + (args == null ? "is null" : "is closed"));
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + ": kernelParams " + (args == null ? "is null" : "is closed"));
             }
             if (f.params != null) {
                 String mismatch = PtxParams.mismatch(f.name, f.params, args);
                 if (mismatch != null) {
-                    throw bad(s, CudaError.INVALID_VALUE, op, mismatch);
+                    throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, mismatch);
                 }
             }
             int n = args.count();
@@ -1446,7 +1476,7 @@ public final class SimDevice implements Driver {
             functions.clear();
             graphs.clear();
             execs.clear();
-            captures.clear();
+            rules.clear();
         } finally {
             lock.unlock();
         }
@@ -1553,27 +1583,20 @@ public final class SimDevice implements Driver {
     private SimFunction function(long h, String op, SimStream s) {
         SimFunction f = h == 0 ? null : functions.get(h);
         if (f == null) {
-            throw bad(s, CudaError.INVALID_HANDLE, op, "func=" + hex(h) + ": "
+            throw CaptureRules.bad(s, CudaError.INVALID_HANDLE, op, "func=" + hex(h) + ": "
                     + (h == 0 ? "NULL" : "not a function from cuModuleGetFunction"));
         }
         if (!f.module.loaded) {
-            throw bad(s, CudaError.INVALID_HANDLE, op, "func=" + f.name + ": its module was unloaded");
+            throw CaptureRules.bad(s, CudaError.INVALID_HANDLE, op, "func=" + f.name + ": its module was unloaded");
         }
         return f;
     }
 
-    /** An argument error on a call that names a stream: it also invalidates the stream's capture, as CUDA does. */
-    private static GpuException bad(SimStream s, CudaError e, String op, String details) {
-        if (s != null && s.capture != null) {
-            s.capture.invalidate(op);
-        }
-        return err(e, op, details);
-    }
 
     /** @return {@code false} when {@code bytes} is 0 (a no-op) */
     private static boolean checkCount(SimStream s, long bytes, String op, String d) {
         if (bytes < 0) {
-            throw bad(s, CudaError.INVALID_VALUE, op, (d == null ? "" : d + ": ") + "bytes=" + bytes + " is negative");
+            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, (d == null ? "" : d + ": ") + "bytes=" + bytes + " is negative");
         }
         return bytes != 0;
     }
@@ -1584,13 +1607,13 @@ public final class SimDevice implements Driver {
                 : seg.byteSize() < bytes ? "has " + seg.byteSize() + " bytes, fewer than " + bytes
                 : null;
         if (why != null) {
-            throw bad(s, CudaError.INVALID_VALUE, op, (d == null ? "bytes=" + bytes : d) + ": the host " + which + " " + why);
+            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, (d == null ? "bytes=" + bytes : d) + ": the host " + which + " " + why);
         }
     }
 
     private void checkDevice(SimStream s, long ptr, long bytes, String op, String d, String which) {
         if (memory.find(ptr, bytes) == null) {
-            throw bad(s, CudaError.INVALID_VALUE, op, (d == null ? "bytes=" + bytes : d) + ": the " + which + " "
+            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, (d == null ? "bytes=" + bytes : d) + ": the " + which + " "
                     + memory.explain(ptr, bytes));
         }
     }
@@ -1610,86 +1633,15 @@ public final class SimDevice implements Driver {
             return null;
         }
         if (s.kind == SimStream.Kind.LEGACY) {
-            checkLegacyWork(op, d == null ? w.describe() : d);
+            rules.checkLegacyWork(op, d == null ? w.describe() : d);
         }
         return scheduler.enqueue(s, w, null);
     }
 
-    private static void checkInvalidated(SimStream s, String op) {
-        if (s.capture != null && s.capture.invalidated) {
-            throw err(CudaError.STREAM_CAPTURE_INVALIDATED, op, "stream=" + s + ": " + s.capture
-                    + "; end the capture (it reports 901) and begin again");
-        }
-    }
 
-    /** Synchronizing or querying a capturing stream is never allowed: 900, invalidating. */
-    private static void checkNotCapturing(SimStream s, String op) {
-        if (s.capture != null) {
-            s.capture.invalidate(op);
-            throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, "stream=" + s + " is in " + s.capture
-                    + "; it cannot be synchronized or queried until the capture ends; the capture is now invalidated");
-        }
-    }
 
-    /** Querying or synchronizing an event recorded in a live capture: 907, invalidating. */
-    private static void checkNotCaptured(SimEvent ev, String op) {
-        Capture c = ev.capturedIn;
-        if (c != null) {
-            c.invalidate(op);
-            throw err(CudaError.CAPTURED_EVENT, op, ev + " was last recorded in " + c
-                    + "; it cannot be queried or synchronized; the capture is now invalidated");
-        }
-    }
 
-    /**
-     * CUDA's "potentially unsafe" calls (allocation, free, synchronizing or querying other work) are
-     * refused while a GLOBAL capture is live in any thread, or a THREAD_LOCAL one in this thread: 900,
-     * invalidating that capture.
-     */
-    private void checkUnsafe(String op, String d) {
-        if (captures.isEmpty()) {
-            return;
-        }
-        Thread me = Thread.currentThread();
-        Capture hit = null;
-        for (Capture c : captures) {
-            if (c.mode == Capture.GLOBAL || (c.mode == Capture.THREAD_LOCAL && c.owner == me)) {
-                c.invalidate(op);
-                if (hit == null) {
-                    hit = c;
-                }
-            }
-        }
-        if (hit != null) {
-            throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, d + ": not permitted while " + hit
-                    + " is live; the capture is now invalidated (use RELAXED mode, or move this call out of the capture)");
-        }
-    }
 
-    /**
-     * Work on the legacy stream (or a synchronous copy, which runs there) while a blocking stream
-     * captures would make the legacy stream depend on the capture: 906, invalidating it. Captures on
-     * non-blocking streams are exempt.
-     */
-    private void checkLegacyWork(String op, String d) {
-        if (captures.isEmpty()) {
-            return;
-        }
-        Capture hit = null;
-        for (Capture c : captures) {
-            if (c.anyBlocking()) {
-                c.invalidate(op);
-                if (hit == null) {
-                    hit = c;
-                }
-            }
-        }
-        if (hit != null) {
-            throw err(CudaError.STREAM_CAPTURE_IMPLICIT, op, d + ": legacy-stream work while " + hit
-                    + " is live would depend on a capturing blocking stream; the capture is now invalidated "
-                    + "(capture on a non-blocking stream, or give this work an explicit stream)");
-        }
-    }
 
     private void injectedSyncFailure(String op, Object what) {
         if (syncFailure != null) {
@@ -1700,20 +1652,26 @@ public final class SimDevice implements Driver {
         }
     }
 
+    /** Waits for {@code target}: runs it and what it depends on, and the clock moves to its end. */
     private void drain(String op, Object what, Op target) {
         try {
             scheduler.runUntil(target);
         } catch (SimFault f) {
             throw latch(f, op, what);
         }
+        if (target != null) {
+            engine.advanceTo(target.end);
+        }
     }
 
+    /** Waits for the whole device: runs everything, and the clock moves to when the last work ends. */
     private void drainAll(String op, Object what) {
         try {
             scheduler.runAll();
         } catch (SimFault f) {
             throw latch(f, op, what);
         }
+        engine.advanceTo(scheduler.horizon());
     }
 
     private void step(String op, Object what, Op target) {
@@ -1730,16 +1688,5 @@ public final class SimDevice implements Driver {
         String w = String.valueOf(what);
         return new GpuException(f.error, f.error.code(), op, (w.isEmpty() ? "" : w + ": ") + "device fault: "
                 + f.getMessage(), f);
-    }
-
-    private static int[] union(int[] a, int[] b) {
-        TreeSet<Integer> all = new TreeSet<>();
-        for (int x : a) {
-            all.add(x);
-        }
-        for (int x : b) {
-            all.add(x);
-        }
-        return all.stream().mapToInt(Integer::intValue).toArray();
     }
 }
