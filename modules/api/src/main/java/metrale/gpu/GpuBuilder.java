@@ -21,6 +21,7 @@ public final class GpuBuilder {
     private Boolean timing;
     private Boolean allocSites;
     private Telemetry telemetry;
+    private String allocator;
     private final Map<String, String> backendOptions = new LinkedHashMap<>();
 
     GpuBuilder() {
@@ -104,6 +105,17 @@ public final class GpuBuilder {
     }
 
     /**
+     * Chooses what {@link Gpu#alloc(long)} uses, and which allocator backs {@link Gpu#pool()}.
+     *
+     * @param name {@code driver} (default), {@code caching} or {@code cuda}; see {@link GpuOptions#allocator()}
+     * @return this
+     */
+    public GpuBuilder allocator(String name) {
+        this.allocator = Objects.requireNonNull(name, "allocator");
+        return this;
+    }
+
+    /**
      * Reports to this telemetry instead of a fresh one.
      *
      * @param telemetry the telemetry, e.g. {@link Telemetry#global()}
@@ -137,7 +149,8 @@ public final class GpuBuilder {
                 timing != null ? timing : boolSetting("metrale.timing", "METRALE_TIMING", false),
                 allocSites != null ? allocSites : boolSetting("metrale.allocSites", "METRALE_ALLOC_SITES", true),
                 telemetry != null ? telemetry : new Telemetry(),
-                backendOptions);
+                backendOptions,
+                allocator != null ? allocator : setting("metrale.allocator", "METRALE_ALLOCATOR", "driver"));
     }
 
     /**

@@ -19,6 +19,7 @@ import metrale.telemetry.Telemetry;
  * <tr><td>{@link #d2hTrace()}</td><td>{@code metrale.d2h.trace}</td><td>{@code METRALE_D2H_TRACE}</td><td>false</td></tr>
  * <tr><td>{@link #timing()}</td><td>{@code metrale.timing}</td><td>{@code METRALE_TIMING}</td><td>false</td></tr>
  * <tr><td>{@link #allocSites()}</td><td>{@code metrale.allocSites}</td><td>{@code METRALE_ALLOC_SITES}</td><td>true</td></tr>
+ * <tr><td>{@link #allocator()}</td><td>{@code metrale.allocator}</td><td>{@code METRALE_ALLOCATOR}</td><td>{@code driver}</td></tr>
  * </table>
  *
  * @param backend          the backend's name, or {@code null} to choose automatically
@@ -30,10 +31,17 @@ import metrale.telemetry.Telemetry;
  * @param allocSites       record the caller's {@code file:line} for each allocation (a stack walk); off records {@code "?"}
  * @param telemetry        the telemetry instance the runtime reports to
  * @param backendOptions   options passed to the backend, e.g. {@code sim.capacity}
+ * @param allocator        what {@link Gpu#alloc(long)} uses: {@code driver} (a {@code cuMemAlloc} per
+ *                         allocation), {@code caching} (the runtime's {@link MemoryPool}, on the
+ *                         default stream) or {@code cuda} (the pool over CUDA's {@code cuMemAllocAsync});
+ *                         {@link Gpu#pool()} is {@code cuda} when this is, else the caching pool
  */
 public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex, boolean debugSync,
                          boolean d2hTrace, boolean timing, boolean allocSites, Telemetry telemetry,
-                         Map<String, String> backendOptions) {
+                         Map<String, String> backendOptions, String allocator) {
+
+    /** The values of {@link #allocator()}. */
+    public static final java.util.List<String> ALLOCATORS = java.util.List.of("driver", "caching", "cuda");
 
     /** Validates and copies. */
     public GpuOptions {
@@ -45,6 +53,10 @@ public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex
         }
         Objects.requireNonNull(telemetry, "telemetry");
         backendOptions = Map.copyOf(backendOptions);
+        Objects.requireNonNull(allocator, "allocator");
+        if (!ALLOCATORS.contains(allocator)) {
+            throw new IllegalArgumentException("allocator='" + allocator + "' must be one of " + ALLOCATORS);
+        }
     }
 
     /** {@return the options the system properties and environment give, with a fresh {@link Telemetry}} */

@@ -107,6 +107,9 @@ public final class GpuRuntime implements Gpu {
     private final Object moduleLoadLock = new Object();
     private final OpCache opCache = new OpCache();
     private final AtomicBoolean pinnedSourceWarned = new AtomicBoolean();
+    private final PoolFront pool;
+    /** Whether {@link #alloc(long)} allocates from {@link #pool}. */
+    private final boolean pooled;
 
     private GpuRuntime(GpuOptions options, Driver driver) {
         this.options = options;
@@ -120,6 +123,9 @@ public final class GpuRuntime implements Gpu {
         this.debugSync = options.debugSync();
         this.allocSites = options.allocSites();
         this.redZones = new RedZones(options.redZoneBytes(), options.redZoneMinIndex());
+        this.pool = new PoolFront(options.allocator(), driver, ledger, redZones, latch,
+                () -> allocSites ? CallSites.caller() : "?", this::liveStream, this::fail);
+        this.pooled = !"driver".equals(options.allocator());
         if (options.d2hTrace()) {
             counters.setD2hSiteTrace(true);
         }
@@ -317,6 +323,9 @@ public final class GpuRuntime implements Gpu {
     @Override
     public DevicePtr alloc(long bytes) {
         latch.check("alloc");
+        if (pooled) {
+            return pool.allocOn(bytes, Stream.DEFAULT, "alloc");
+        }
         Checks.size(bytes, "bytes", "alloc");
         String site = allocSites ? CallSites.caller() : "?";
         long index = ledger.nextIndex();
@@ -348,6 +357,12 @@ public final class GpuRuntime implements Gpu {
         ledger.add(entry);
         Jfr.alloc(p, bytes, site, false);
         return entry.allocation().ptr();
+    }
+
+    @Override
+    public metrale.gpu.MemoryPool pool() {
+        latch.check("pool");
+        return pool;
     }
 
     @Override
@@ -397,9 +412,14 @@ public final class GpuRuntime implements Gpu {
             return;
         }
         // Off the ledger before the driver frees it: an entry left behind would be freed again by a sweep.
-        Ledger.Entry e = ledger.remove(p, allocSites ? CallSites.caller() : "?");
+        String freeSite = allocSites ? CallSites.caller() : "?";
+        Ledger.Entry e = ledger.remove(p, freeSite);
         if (e == null) {
             throw new GpuException(CudaError.INVALID_VALUE, "free", explainNotLive(p) + "; nothing was freed");
+        }
+        if (pool.owns(p)) {
+            pool.release(e, freeSite);
+            return;
         }
         try {
             driver.memFree(p);
@@ -518,6 +538,11 @@ public final class GpuRuntime implements Gpu {
         int freed = 0;
         GpuException first = null;
         for (Ledger.Entry e : ledger.drain("sweepUnreleased called at " + CallSites.caller())) {
+            if (pool.owns(e.base())) {
+                pool.release(e, "sweepUnreleased");
+                freed++;
+                continue;
+            }
             try {
                 driver.memFree(e.base());
                 freed++;
@@ -990,6 +1015,7 @@ public final class GpuRuntime implements Gpu {
                     + (s == 0 || s == 1 || s == 2 ? " is a default stream, which cannot be destroyed"
                     : " was not created by this runtime or is already destroyed"));
         }
+        pool.streamDestroyed(s);
         try {
             driver.streamDestroy(s);
         } catch (GpuException e) {
@@ -1009,6 +1035,7 @@ public final class GpuRuntime implements Gpu {
         } catch (GpuException e) {
             throw fail(e, "synchronize " + stream);
         }
+        pool.streamSynchronized(s);
         Jfr.sync("stream", s);
     }
 
@@ -1021,6 +1048,7 @@ public final class GpuRuntime implements Gpu {
         } catch (GpuException e) {
             throw fail(e, "synchronize (context)");
         }
+        pool.deviceSynchronized();
         Jfr.sync("context", 0);
     }
 
@@ -1147,6 +1175,7 @@ public final class GpuRuntime implements Gpu {
         } catch (GpuException e) {
             throw fail(e, "beginCapture " + stream + " " + mode);
         }
+        pool.captureBegan();
     }
 
     @Override
@@ -1157,8 +1186,12 @@ public final class GpuRuntime implements Gpu {
         try {
             graph = driver.streamEndCapture(s);
         } catch (GpuException e) {
+            if (e.error() == CudaError.STREAM_CAPTURE_INVALIDATED || e.error() == CudaError.STREAM_CAPTURE_UNJOINED) {
+                pool.captureEnded();
+            }
             throw fail(e, "endCapture " + stream);
         }
+        pool.captureEnded();
         long exec;
         try {
             exec = driver.graphInstantiate(graph);
@@ -1181,6 +1214,7 @@ public final class GpuRuntime implements Gpu {
         if (!isCapturing(s, "abortCaptureIfActive")) {
             return;
         }
+        pool.captureEnded();
         try {
             long graph = driver.streamEndCapture(s);
             if (graph != 0) {
@@ -1295,7 +1329,7 @@ public final class GpuRuntime implements Gpu {
     @Override
     public long freeMemory() {
         latch.check("freeMemory");
-        return memInfo("freeMemory").free() + arenas.slackBytes();
+        return memInfo("freeMemory").free() + arenas.slackBytes() + pool.cachedBytes();
     }
 
     @Override
@@ -1442,9 +1476,13 @@ public final class GpuRuntime implements Gpu {
                     + bytes + " bytes were never freed; freeing them");
             for (Ledger.Entry e : leaks) {
                 LOG.log(System.Logger.Level.WARNING, "metrale-gpu: leak: " + e.describe());
+                if (pool.owns(e.base())) {
+                    continue;
+                }
                 quietly("cuMemFree_v2 " + e.allocation().ptr(), quiet, () -> driver.memFree(e.base()));
             }
         }
+        pool.close((what, step) -> quietly(what, quiet, step));
         for (ArenaTable.Chunk c : arenas.drain()) {
             quietly("cuMemFree_v2 arena chunk 0x" + Long.toHexString(c.base), quiet, () -> driver.memFree(c.base));
         }

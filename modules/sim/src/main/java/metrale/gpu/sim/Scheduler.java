@@ -69,6 +69,16 @@ final class Scheduler {
         return op;
     }
 
+    /** {@return the streams with pending work} */
+    Iterable<SimStream> activeStreams() {
+        return active;
+    }
+
+    /** {@return the legacy default stream} */
+    SimStream legacy() {
+        return legacy;
+    }
+
     /** {@return whether no work is pending anywhere} */
     boolean idle() {
         return active.isEmpty();
