@@ -22,6 +22,7 @@ public final class GpuBuilder {
     private Boolean allocSites;
     private Telemetry telemetry;
     private String allocator;
+    private Integer allocSiteSample;
     private final Map<String, String> backendOptions = new LinkedHashMap<>();
 
     GpuBuilder() {
@@ -105,6 +106,18 @@ public final class GpuBuilder {
     }
 
     /**
+     * Walks the stack for the call site of one allocation or free in {@code every}; the others are
+     * named {@code "(unsampled: ...)"}. Sites cost a stack walk each, so sampling makes them cheap.
+     *
+     * @param every at least 1; 1 (the default) names every allocation
+     * @return this
+     */
+    public GpuBuilder allocSiteSample(int every) {
+        this.allocSiteSample = every;
+        return this;
+    }
+
+    /**
      * Chooses what {@link Gpu#alloc(long)} uses, and which allocator backs {@link Gpu#pool()}.
      *
      * @param name {@code driver} (default), {@code caching} or {@code cuda}; see {@link GpuOptions#allocator()}
@@ -150,7 +163,9 @@ public final class GpuBuilder {
                 allocSites != null ? allocSites : boolSetting("metrale.allocSites", "METRALE_ALLOC_SITES", true),
                 telemetry != null ? telemetry : new Telemetry(),
                 backendOptions,
-                allocator != null ? allocator : setting("metrale.allocator", "METRALE_ALLOCATOR", "driver"));
+                allocator != null ? allocator : setting("metrale.allocator", "METRALE_ALLOCATOR", "driver"),
+                allocSiteSample != null ? allocSiteSample
+                        : Math.toIntExact(longSetting("metrale.allocSites.sample", "METRALE_ALLOC_SITES_SAMPLE", 1)));
     }
 
     /**

@@ -19,6 +19,7 @@ import metrale.telemetry.Telemetry;
  * <tr><td>{@link #d2hTrace()}</td><td>{@code metrale.d2h.trace}</td><td>{@code METRALE_D2H_TRACE}</td><td>false</td></tr>
  * <tr><td>{@link #timing()}</td><td>{@code metrale.timing}</td><td>{@code METRALE_TIMING}</td><td>false</td></tr>
  * <tr><td>{@link #allocSites()}</td><td>{@code metrale.allocSites}</td><td>{@code METRALE_ALLOC_SITES}</td><td>true</td></tr>
+ * <tr><td>{@link #allocSiteSample()}</td><td>{@code metrale.allocSites.sample}</td><td>{@code METRALE_ALLOC_SITES_SAMPLE}</td><td>1 (every allocation)</td></tr>
  * <tr><td>{@link #allocator()}</td><td>{@code metrale.allocator}</td><td>{@code METRALE_ALLOCATOR}</td><td>{@code driver}</td></tr>
  * </table>
  *
@@ -31,6 +32,8 @@ import metrale.telemetry.Telemetry;
  * @param allocSites       record the caller's {@code file:line} for each allocation (a stack walk); off records {@code "?"}
  * @param telemetry        the telemetry instance the runtime reports to
  * @param backendOptions   options passed to the backend, e.g. {@code sim.capacity}
+ * @param allocSiteSample  with sites on, walk the stack for one allocation or free in this many; the
+ *                         others are named {@code "(unsampled: ...)"} in the ledger and reports; 1 walks every one
  * @param allocator        what {@link Gpu#alloc(long)} uses: {@code driver} (a {@code cuMemAlloc} per
  *                         allocation), {@code caching} (the runtime's {@link MemoryPool}, on the
  *                         default stream) or {@code cuda} (the pool over CUDA's {@code cuMemAllocAsync});
@@ -38,7 +41,7 @@ import metrale.telemetry.Telemetry;
  */
 public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex, boolean debugSync,
                          boolean d2hTrace, boolean timing, boolean allocSites, Telemetry telemetry,
-                         Map<String, String> backendOptions, String allocator) {
+                         Map<String, String> backendOptions, String allocator, int allocSiteSample) {
 
     /** The values of {@link #allocator()}. */
     public static final java.util.List<String> ALLOCATORS = java.util.List.of("driver", "caching", "cuda");
@@ -53,6 +56,9 @@ public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex
         }
         Objects.requireNonNull(telemetry, "telemetry");
         backendOptions = Map.copyOf(backendOptions);
+        if (allocSiteSample < 1) {
+            throw new IllegalArgumentException("allocSiteSample=" + allocSiteSample + " must be >= 1");
+        }
         Objects.requireNonNull(allocator, "allocator");
         if (!ALLOCATORS.contains(allocator)) {
             throw new IllegalArgumentException("allocator='" + allocator + "' must be one of " + ALLOCATORS);

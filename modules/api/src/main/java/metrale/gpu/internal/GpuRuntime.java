@@ -96,6 +96,7 @@ public final class GpuRuntime implements Gpu {
     private final boolean timingOn;
     private final boolean debugSync;
     private final boolean allocSites;
+    private final AllocSites sites;
 
     private final FaultLatch latch = new FaultLatch();
     private final Ledger ledger = new Ledger();
@@ -122,9 +123,10 @@ public final class GpuRuntime implements Gpu {
         this.timingOn = options.timing();
         this.debugSync = options.debugSync();
         this.allocSites = options.allocSites();
+        this.sites = new AllocSites(allocSites, options.allocSiteSample());
         this.redZones = new RedZones(options.redZoneBytes(), options.redZoneMinIndex());
         this.pool = new PoolFront(options.allocator(), driver, ledger, redZones, latch,
-                () -> allocSites ? CallSites.caller() : "?", this::liveStream, this::fail);
+                sites, this::liveStream, this::fail);
         this.pooled = !"driver".equals(options.allocator());
         if (options.d2hTrace()) {
             counters.setD2hSiteTrace(true);
@@ -327,7 +329,7 @@ public final class GpuRuntime implements Gpu {
             return pool.allocOn(bytes, Stream.DEFAULT, "alloc");
         }
         Checks.size(bytes, "bytes", "alloc");
-        String site = allocSites ? CallSites.caller() : "?";
+        String site = sites.get();
         long index = ledger.nextIndex();
         // Size 0 goes to the driver unpadded, so it fails as CUDA's cuMemAlloc does.
         long pad = redZones.on() && bytes > 0 ? redZones.padFor(index) : 0;
@@ -369,7 +371,7 @@ public final class GpuRuntime implements Gpu {
     public DevicePtr allocManaged(long bytes) {
         latch.check("allocManaged");
         Checks.size(bytes, "bytes", "allocManaged");
-        String site = allocSites ? CallSites.caller() : "?";
+        String site = sites.get();
         long index = ledger.nextIndex();
         long p;
         try {
@@ -412,7 +414,7 @@ public final class GpuRuntime implements Gpu {
             return;
         }
         // Off the ledger before the driver frees it: an entry left behind would be freed again by a sweep.
-        String freeSite = allocSites ? CallSites.caller() : "?";
+        String freeSite = sites.get();
         Ledger.Entry e = ledger.remove(p, freeSite);
         if (e == null) {
             throw new GpuException(CudaError.INVALID_VALUE, "free", explainNotLive(p) + "; nothing was freed");

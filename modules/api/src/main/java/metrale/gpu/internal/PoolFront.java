@@ -85,7 +85,8 @@ final class PoolFront implements MemoryPool {
         this.sites = sites;
         this.streams = streams;
         this.failure = failure;
-        this.raceChecks = driver.detectsStreamOrderViolations();
+        // CUDA's own allocator orders its reuse itself; only the caching allocator's reuse is checked.
+        this.raceChecks = "caching".equals(kind) && driver.detectsStreamOrderViolations();
     }
 
     private StreamAllocator impl() {
@@ -287,6 +288,14 @@ final class PoolFront implements MemoryPool {
         try {
             status = driver.streamIsCapturing(s);
         } catch (GpuException e) {
+            if (e.error() == CudaError.STREAM_CAPTURE_IMPLICIT) {
+                // CUDA answers the legacy stream's query so while a blocking stream captures: work
+                // on it would join the capture, so its blocks wait too.
+                throw new GpuException(CudaError.STREAM_CAPTURE_IMPLICIT, CudaError.STREAM_CAPTURE_IMPLICIT.code(), op,
+                        stream + " is the legacy stream and a "
+                        + "blocking stream is capturing a graph: the pool does not " + what + " blocks for it until the "
+                        + "capture ends (the capture is still valid); use a non-blocking stream", e);
+            }
             throw failure.fail(e, op + " (capture query of " + stream + ")");
         }
         if (status != 0) {
