@@ -32,16 +32,18 @@ import metrale.telemetry.Telemetry;
  * @param allocSites       record the caller's {@code file:line} for each allocation (a stack walk); off records {@code "?"}
  * @param telemetry        the telemetry instance the runtime reports to
  * @param backendOptions   options passed to the backend, e.g. {@code sim.capacity}
- * @param allocSiteSample  with sites on, walk the stack for one allocation or free in this many; the
- *                         others are named {@code "(unsampled: ...)"} in the ledger and reports; 1 walks every one
+ * @param backendObjects   object options passed to the backend, e.g. {@code sim.twins}
  * @param allocator        what {@link Gpu#alloc(long)} uses: {@code driver} (a {@code cuMemAlloc} per
  *                         allocation), {@code caching} (the runtime's {@link MemoryPool}, on the
  *                         default stream) or {@code cuda} (the pool over CUDA's {@code cuMemAllocAsync});
  *                         {@link Gpu#pool()} is {@code cuda} when this is, else the caching pool
+ * @param allocSiteSample  with sites on, walk the stack for one allocation or free in this many; the
+ *                         others are named {@code "(unsampled: ...)"} in the ledger and reports; 1 walks every one
  */
 public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex, boolean debugSync,
                          boolean d2hTrace, boolean timing, boolean allocSites, Telemetry telemetry,
-                         Map<String, String> backendOptions, String allocator, int allocSiteSample) {
+                         Map<String, String> backendOptions, Map<String, Object> backendObjects, String allocator,
+                         int allocSiteSample) {
 
     /** The values of {@link #allocator()}. */
     public static final java.util.List<String> ALLOCATORS = java.util.List.of("driver", "caching", "cuda");
@@ -63,6 +65,26 @@ public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex
         if (!ALLOCATORS.contains(allocator)) {
             throw new IllegalArgumentException("allocator='" + allocator + "' must be one of " + ALLOCATORS);
         }
+        backendObjects = Map.copyOf(backendObjects);
+    }
+
+    /**
+     * Options with string backend options only.
+     *
+     * @param backend         the backend's name, or {@code null} to choose automatically
+     * @param redZoneBytes    bytes of red zone after each buffer
+     * @param redZoneMinIndex the first creation index that gets a red zone
+     * @param debugSync       synchronize the stream after every launch
+     * @param d2hTrace        collect the call sites of device-to-host copies
+     * @param timing          time each launch
+     * @param allocSites      record each allocation's call site
+     * @param telemetry       the telemetry instance
+     * @param backendOptions  options passed to the backend
+     */
+    public GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex, boolean debugSync, boolean d2hTrace,
+                      boolean timing, boolean allocSites, Telemetry telemetry, Map<String, String> backendOptions) {
+        this(backend, redZoneBytes, redZoneMinIndex, debugSync, d2hTrace, timing, allocSites, telemetry,
+                backendOptions, Map.of(), "driver", 1);
     }
 
     /** {@return the options the system properties and environment give, with a fresh {@link Telemetry}} */

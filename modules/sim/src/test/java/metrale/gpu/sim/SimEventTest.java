@@ -4,13 +4,14 @@ import static metrale.gpu.sim.SimTestSupport.fails;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import metrale.gpu.CudaError;
+import metrale.gpu.sim.internal.SimDevice;
 import org.junit.jupiter.api.Test;
 
 class SimEventTest {
 
     @Test
     void eventCreateFlags() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             fails(CudaError.INVALID_VALUE, () -> dev.eventCreate(4)).hasMessageContaining("requires DISABLE_TIMING");
             fails(CudaError.INVALID_VALUE, () -> dev.eventCreate(8));
             assertThat(dev.eventCreate(0)).isNotZero();
@@ -21,7 +22,7 @@ class SimEventTest {
 
     @Test
     void aNeverRecordedEventIsCompleteAndWaitingOnItIsANoOp() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long e = dev.eventCreate(0);
             assertThat(dev.eventQuery(e)).isTrue();
             dev.eventSynchronize(e);
@@ -60,6 +61,8 @@ class SimEventTest {
             fails(CudaError.INVALID_HANDLE, () -> dev.eventElapsedTime(a, b)).hasMessageContaining("never been recorded");
             long s = dev.streamCreate(0);
             long p = fx.zeros(1 << 16);
+            // Elapsed time is virtual: what the kernels between the records declare.
+            dev.setKernelDuration(Fixture.MODULE, "add", 2_500_000);
             dev.eventRecord(a, s);
             fx.add(s, p, 1, 1 << 16);
             dev.eventRecord(b, s);
@@ -67,7 +70,7 @@ class SimEventTest {
             fails(CudaError.NOT_READY, () -> dev.eventElapsedTime(a, b));
             dev.streamSynchronize(s);
             float ms = dev.eventElapsedTime(a, b);
-            assertThat(ms).isGreaterThan(0f);
+            assertThat(ms).isEqualTo(2.5f);
             assertThat(dev.eventElapsedTime(b, a)).isEqualTo(-ms);
             fails(CudaError.INVALID_HANDLE, () -> dev.eventElapsedTime(a, noTiming)).hasMessageContaining("DISABLE_TIMING");
             assertThat(dev.probe()).isEqualTo(CudaError.SUCCESS);
@@ -93,7 +96,7 @@ class SimEventTest {
 
     @Test
     void waitExternalOutsideACaptureIsIllegalState() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long s = dev.streamCreate(0);
             long e = dev.eventCreate(0);
             dev.eventRecord(e, s);
