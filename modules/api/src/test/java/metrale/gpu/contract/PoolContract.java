@@ -479,6 +479,28 @@ public abstract class PoolContract extends GpuContract {
         gpu.destroyStream(s);
     }
 
+    /** With sampled sites, one allocation in N is walked and the others say they were not. */
+    @Test
+    public void sampledSitesSayWhatTheyLack() {
+        reopen(b -> pooled(b).allocSites(true).allocSiteSample(4));
+        reopened = true;
+        MemoryPool pool = gpu.pool();
+        DevicePtr[] ps = new DevicePtr[8];
+        String site = null;
+        for (int i = 0; i < ps.length; i++) {
+            ps[i] = pool.alloc(1024, Stream.DEFAULT); String s = here();
+            site = s;
+        }
+        List<String> sites = gpu.liveAllocations().stream().map(Allocation::site).toList();
+        assertThat(sites).filteredOn(site::equals).hasSize(2);
+        assertThat(sites).filteredOn(x -> x.startsWith("(unsampled")).hasSize(6)
+                .allSatisfy(x -> assertThat(x).contains("1 in 4"));
+        assertThat(gpu.allocReport(10, 0)).contains(site).contains("(unsampled");
+        for (DevicePtr p : ps) {
+            pool.free(p);
+        }
+    }
+
     /** Blocks left live at close are released with the runtime. */
     @Test
     public void closeReleasesLiveBlocks() {
