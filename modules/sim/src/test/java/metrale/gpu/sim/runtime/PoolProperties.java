@@ -109,6 +109,49 @@ class PoolProperties {
         }
     }
 
+    /** The snapshot's SVG closes what it opens and its JSON is balanced, with a live block's site in both. */
+    @net.jqwik.api.Example
+    void snapshotRendersWellFormed() throws Exception {
+        try (Gpu gpu = sim().allocator("caching").open()) {
+            MemoryPool pool = gpu.pool();
+            DevicePtr a = pool.alloc(3000, Stream.DEFAULT); String site = "PoolProperties.java:" + (new Throwable().getStackTrace()[0].getLineNumber());
+            DevicePtr b = pool.alloc(5 << 20, Stream.DEFAULT);
+            pool.free(b);
+            PoolSnapshot snap = pool.snapshot();
+            String svg = snap.toSvg();
+            assertThat(svg).startsWith("<svg xmlns=\"http://www.w3.org/2000/svg\"").endsWith("</svg>\n");
+            assertThat(svg.split("<polyline", -1)).hasSize(3);
+            // Every element opened is closed: self-closing, or by its end tag.
+            long opened = java.util.regex.Pattern.compile("<(rect|text|line|polyline|title)\\b(?:[^>]*[^/])?>").matcher(svg).results().count();
+            long closed = java.util.regex.Pattern.compile("</(rect|text|line|polyline|title)>").matcher(svg).results().count();
+            assertThat(closed).isEqualTo(opened);
+            assertThat(svg).contains(site);
+            String json = snap.toJson();
+            int depth = 0;
+            boolean inString = false;
+            for (int i = 0; i < json.length(); i++) {
+                char c = json.charAt(i);
+                if (inString) {
+                    if (c == '\\') {
+                        i++;
+                    } else if (c == '"') {
+                        inString = false;
+                    }
+                } else if (c == '"') {
+                    inString = true;
+                } else if (c == '{' || c == '[') {
+                    depth++;
+                } else if (c == '}' || c == ']') {
+                    depth--;
+                    assertThat(depth).as("nesting at %d", i).isNotNegative();
+                }
+            }
+            assertThat(depth).isZero();
+            assertThat(json).contains("\"site\":\"" + site + "\"");
+            pool.free(a);
+        }
+    }
+
     @Provide
     Arbitrary<Long> seeds() {
         return Arbitraries.longs().between(0, 1000);
