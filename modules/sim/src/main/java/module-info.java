@@ -25,6 +25,9 @@
  *     the device reports; default 132.</li>
  * <li>{@code sim.fill} ({@systemProperty metrale.sim.fill}, {@code METRALE_SIM_FILL}): the byte new
  *     memory is filled with, as CUDA does not zero it; default 171 (0xAB).</li>
+ * <li>{@code sim.blocks} ({@systemProperty metrale.sim.blocks}, {@code METRALE_SIM_BLOCKS}): how
+ *     a grid's blocks run: {@code ordered} (default, deterministic), {@code shuffled} (one thread,
+ *     an order drawn from {@code sim.seed}) or {@code parallel} (several threads).</li>
  * <li>{@code sim.process} ({@systemProperty metrale.sim.process}, {@code METRALE_SIM_PROCESS}):
  *     {@code shared} (default), the JVM's one simulated process, where a sticky fault poisons every
  *     simulator runtime of the process, open or opened later, as on a GPU; or {@code fresh}, a

@@ -87,4 +87,11 @@ public interface SimControls {
      * @throws IllegalArgumentException if {@code nanos} is negative
      */
     void setKernelDuration(String module, String func, long nanos);
+
+    /**
+     * Sets how the blocks of later launches run, as option {@code sim.blocks} does.
+     *
+     * @param order the block order
+     */
+    void setBlockOrder(SimBlockOrder order);
 }

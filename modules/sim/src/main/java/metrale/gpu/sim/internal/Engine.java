@@ -5,6 +5,7 @@ import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
+import metrale.gpu.sim.SimBlockOrder;
 
 /**
  * The simulated hardware that work runs against: the address space, the seeded schedule, the
@@ -21,6 +22,8 @@ final class Engine {
     final Set<String> faultKernels = new HashSet<>();
     /** Declared durations of kernels ({@code module::func}), in nanoseconds. */
     final Map<String, Long> durations = new HashMap<>();
+    /** How the blocks of a grid run. */
+    SimBlockOrder blockOrder = SimBlockOrder.ORDERED;
     /** The virtual time, in nanoseconds. */
     long now;
     /** What the work now executing has declared, in nanoseconds; the scheduler resets it per operation. */

@@ -157,7 +157,7 @@ final class Works {
                 throw new SimFault(CudaError.ILLEGAL_ADDRESS, "kernel " + describe()
                         + ": illegal address injected by SimControls.faultKernel(\"" + name.replace("::", "\", \"") + "\")");
             }
-            LaunchImpl launch = new LaunchImpl(this, e.memory);
+            LaunchImpl launch = new LaunchImpl(this, e);
             try {
                 kernel.launch(launch);
                 // The twin's own declaration wins over the per-kernel one.
