@@ -17,7 +17,10 @@ import java.util.List;
  * <p><b>The ledger.</b> Every block is a ledger entry with its call site and creation index, so
  * {@link Gpu#allocReport}, {@link Gpu#liveAllocations()}, {@link Gpu#sweepUnreleased()}, red zones
  * and the JFR allocation events see pool blocks as they see {@link Gpu#alloc} buffers.
- * {@link Gpu#free(DevicePtr)} frees a block on its own stream.
+ * {@link Gpu#free(DevicePtr)} frees a block on its own stream. A pool free walks no stack for its
+ * own site (a walk costs more than the rest of a pool hit), so a double free names the
+ * allocation's site and {@code pool.free} as where it was freed; on a backend that checks stream
+ * order (the simulator) the free's site is recorded too.
  *
  * <p><b>Capture.</b> Allocating or freeing a block on a stream that is capturing a CUDA graph is
  * refused with {@code STREAM_CAPTURE_UNSUPPORTED} and leaves the capture valid: a block baked into

@@ -224,7 +224,9 @@ final class PoolFront implements MemoryPool {
             return;
         }
         long s = stream == null ? -1 : lane(streams.resolve(stream, op));
-        String freeSite = sites.get();
+        // One stack walk per pair, at the allocation: a walk costs more than the rest of a pool hit.
+        // Only where races are checked does the free site matter enough to walk for it.
+        String freeSite = raceChecks ? sites.get() : op;
         Ledger.Entry e = ledger.remove(p, freeSite);
         if (e == null) {
             throw new GpuException(CudaError.INVALID_VALUE, op, ledger.explainNotLive(p) + "; nothing was freed");

@@ -385,6 +385,20 @@ public abstract class PoolContract extends GpuContract {
         pool.free(a);
     }
 
+    /** {@link Gpu#freeMemory()} counts the pool's cached bytes as free, as it does arena slack. */
+    @Test
+    public void freeMemoryCountsTheCache() {
+        assumeTrue(caching(), "the caching allocator's own cache");
+        MemoryPool pool = pool();
+        DevicePtr p = pool.alloc(BIG, Stream.DEFAULT);
+        pool.free(p);
+        assertThat(pool.stats().cachedBytes()).isEqualTo(BIG);
+        assertThat(gpu.freeMemory() - gpu.deviceFreeMemory()).as("cached bytes counted as free")
+                .isGreaterThanOrEqualTo(BIG - (2L << 20));
+        pool.emptyCache();
+        assertThat(pool.stats().cachedBytes()).isZero();
+    }
+
     /** {@code emptyCache} returns every chunk without live blocks. */
     @Test
     public void emptyCacheReturnsFreeChunks() {

@@ -44,7 +44,7 @@ import metrale.gpu.spi.Driver;
  */
 public final class CachingAllocator implements StreamAllocator {
 
-    /** Requests round up to this, so every block is 512-byte aligned in a 256-byte aligned chunk. */
+    /** Requests round up to this, so every block keeps the 256-byte alignment of its chunk. */
     static final long MIN_BLOCK = 512;
     /** The largest request served from the small bins. */
     static final long SMALL_SIZE = 1 << 20;
