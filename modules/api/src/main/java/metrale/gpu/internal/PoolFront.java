@@ -291,12 +291,10 @@ final class PoolFront implements MemoryPool {
             status = driver.streamIsCapturing(s);
         } catch (GpuException e) {
             if (e.error() == CudaError.STREAM_CAPTURE_IMPLICIT) {
-                // CUDA answers the legacy stream's query so while a blocking stream captures: work
-                // on it would join the capture, so its blocks wait too.
-                throw new GpuException(CudaError.STREAM_CAPTURE_IMPLICIT, CudaError.STREAM_CAPTURE_IMPLICIT.code(), op,
-                        stream + " is the legacy stream and a "
-                        + "blocking stream is capturing a graph: the pool does not " + what + " blocks for it until the "
-                        + "capture ends (the capture is still valid); use a non-blocking stream", e);
+                // CUDA answers so for the legacy stream while a blocking stream captures: the legacy
+                // stream itself is not capturing, and taking or returning a block enqueues nothing,
+                // so the pool goes on as cuMemAlloc would (a miss under GLOBAL mode fails in the driver).
+                return;
             }
             throw failure.fail(e, op + " (capture query of " + stream + ")");
         }
