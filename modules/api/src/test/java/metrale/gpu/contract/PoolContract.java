@@ -502,6 +502,37 @@ public abstract class PoolContract extends GpuContract {
         gpu.destroyStream(s);
     }
 
+    /** Destroying a stream that owns blocks leaves them usable: freed later, they are reused elsewhere. */
+    @Test
+    public void blocksOutliveTheirStream() {
+        MemoryPool pool = pool();
+        Stream s = gpu.createStream(true);
+        DevicePtr live = pool.alloc(BIG, s);
+        DevicePtr cached = pool.alloc(BIG, s);
+        fill(live, 1f, 64, s);
+        pool.free(cached, s);
+        gpu.destroyStream(s);
+        Stream t = gpu.createStream(true);
+        DevicePtr again = pool.alloc(BIG, t);
+        if (caching()) {
+            assertThat(again).as("a block freed on the destroyed stream, safe once it was waited for").isEqualTo(cached);
+        }
+        gpu.synchronize();
+        assertThat(readFloats(live, 64)).containsOnly(1f);
+        pool.free(live);
+        pool.free(again, t);
+        DevicePtr third = pool.alloc(BIG, t);
+        pool.free(third, t);
+        if (caching()) {
+            assertThat(pool.stats().driverAllocs()).isEqualTo(2);
+        }
+        if (detectsRaces()) {
+            assertThat(pool.races()).isEmpty();
+        }
+        gpu.synchronize();
+        gpu.destroyStream(t);
+    }
+
     /** With sampled sites, one allocation in N is walked and the others say they were not. */
     @Test
     public void sampledSitesSayWhatTheyLack() {

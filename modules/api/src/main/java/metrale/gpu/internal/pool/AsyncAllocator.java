@@ -196,9 +196,28 @@ public final class AsyncAllocator implements StreamAllocator {
         // CUDA tracks its own frees.
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Live blocks of the stream would later be freed on a dead handle: the pool waits for the
+     * stream and re-owns them by the legacy stream.
+     */
     @Override
-    public void streamDestroyed(long stream) {
-        // CUDA orders frees on a destroyed stream itself.
+    public synchronized void streamDestroyed(long stream) {
+        boolean holds = false;
+        for (Live l : live.values()) {
+            holds |= l.stream() == stream;
+        }
+        if (!holds) {
+            return;
+        }
+        driver.streamSynchronize(stream);
+        for (Map.Entry<Long, Live> e : live.entrySet()) {
+            Live l = e.getValue();
+            if (l.stream() == stream) {
+                e.setValue(new Live(l.bytes(), 0, l.site(), l.uses()));
+            }
+        }
     }
 
     @Override

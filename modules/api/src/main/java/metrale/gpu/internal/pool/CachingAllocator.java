@@ -564,17 +564,47 @@ public final class CachingAllocator implements StreamAllocator {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>When the pool holds blocks of the stream, it waits for the stream first (not during a
+     * capture, which a sync would invalidate): then every block freed on it is safe for any stream,
+     * and its live blocks are re-owned by the legacy stream, so no later free or reuse names a
+     * handle CUDA may give to a new stream.
+     */
     @Override
     public synchronized void streamDestroyed(long stream) {
         Lane l = lanes.remove(stream);
-        if (l == null) {
+        boolean holds = l != null && !l.empty();
+        for (Block b : live.values()) {
+            holds |= b.stream == stream;
+        }
+        for (Block b : pending) {
+            holds |= b.stream == stream;
+        }
+        if (!holds) {
             return;
         }
-        if (!l.empty()) {
-            refreshFence(l);
+        if (!anyCapture.getAsBoolean()) {
+            driver.streamSynchronize(stream);
+            if (l != null) {
+                l.safeSeq = l.lastFreeSeq;
+            }
+        }
+        if (l != null && !l.empty()) {
+            l.retired = true;
             retired.add(l);
         }
-        l.retired = true;
+        for (Block b : live.values()) {
+            if (b.stream == stream) {
+                b.stream = 0;
+            }
+        }
+        for (Block b : pending) {
+            if (b.stream == stream) {
+                b.stream = 0;
+            }
+        }
     }
 
     private Lane lane(long stream) {

@@ -72,7 +72,8 @@ public sealed interface StreamAllocator permits CachingAllocator, AsyncAllocator
 
     /**
      * Notes that {@code stream} is about to be destroyed: blocks freed on it become reusable
-     * elsewhere once its queued work completes, and a new stream with the same handle starts afresh.
+     * elsewhere once its queued work completes, its live blocks stop naming it, and a new stream
+     * with the same handle starts afresh.
      *
      * @param stream the stream
      */
