@@ -414,7 +414,7 @@ public final class GpuRuntime implements Gpu {
             return;
         }
         // Off the ledger before the driver frees it: an entry left behind would be freed again by a sweep.
-        String freeSite = sites.get();
+        String freeSite = pool.owns(p) ? pool.freeSite("free") : sites.get();
         Ledger.Entry e = ledger.remove(p, freeSite);
         if (e == null) {
             throw new GpuException(CudaError.INVALID_VALUE, "free", explainNotLive(p) + "; nothing was freed");

@@ -224,9 +224,7 @@ final class PoolFront implements MemoryPool {
             return;
         }
         long s = stream == null ? -1 : lane(streams.resolve(stream, op));
-        // One stack walk per pair, at the allocation: a walk costs more than the rest of a pool hit.
-        // Only where races are checked does the free site matter enough to walk for it.
-        String freeSite = raceChecks ? sites.get() : op;
+        String freeSite = freeSite(op);
         Ledger.Entry e = ledger.remove(p, freeSite);
         if (e == null) {
             throw new GpuException(CudaError.INVALID_VALUE, op, ledger.explainNotLive(p) + "; nothing was freed");
@@ -242,6 +240,17 @@ final class PoolFront implements MemoryPool {
             ledger.add(e);
             throw x;
         }
+    }
+
+    /**
+     * {@return the site a pool free records} One stack walk per pair, at the allocation: a walk
+     * costs more than the rest of a pool hit. Only where races are checked does the free site
+     * matter enough to walk for it; elsewhere it is the call's name.
+     *
+     * @param op the freeing call, e.g. {@code pool.free}
+     */
+    String freeSite(String op) {
+        return raceChecks ? sites.get() : op;
     }
 
     /**
