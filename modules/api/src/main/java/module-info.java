@@ -28,6 +28,11 @@
  *     default false.</li>
  * <li>{@systemProperty metrale.allocSites} / {@code METRALE_ALLOC_SITES}: record each
  *     allocation's {@code file:line}; default true.</li>
+ * <li>{@systemProperty metrale.allocSites.sample} / {@code METRALE_ALLOC_SITES_SAMPLE}: walk the
+ *     stack for one allocation in this many; default 1 (every one).</li>
+ * <li>{@systemProperty metrale.allocator} / {@code METRALE_ALLOCATOR}: what {@code Gpu.alloc}
+ *     uses: {@code driver} (default), {@code caching} (the runtime's pool) or {@code cuda}
+ *     ({@code cuMemAllocAsync}).</li>
  * </ul>
  *
  * <p><b>Flags.</b> None for this module; the CUDA backend needs

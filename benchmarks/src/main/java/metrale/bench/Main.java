@@ -12,13 +12,13 @@ import metrale.bench.cuda.CudaFixture;
  * CUDA backend cannot open, the CUDA benchmarks ({@code metrale.bench.cuda}) are excluded with a
  * one-line reason, so a plain run measures what the machine can run. A run that names a CUDA
  * benchmark explicitly (any argument containing {@code cuda}, {@code LaunchBench},
- * {@code GraphBench}, {@code AllocBench}, {@code CopyBench} or {@code PairedBench}) is left alone: there each CUDA
+ * {@code GraphBench}, {@code AllocBench}, {@code CopyBench}, {@code PairedBench} or {@code PoolBench}) is left alone: there each CUDA
  * benchmark fails its setup with {@link metrale.bench.cuda.CudaUnavailableException}, whose message
  * is the reason.
  */
 public final class Main {
 
-    private static final List<String> CUDA_NAMES = List.of("cuda", "launchbench", "graphbench", "allocbench", "copybench", "pairedbench");
+    private static final List<String> CUDA_NAMES = List.of("cuda", "launchbench", "graphbench", "allocbench", "copybench", "pairedbench", "poolbench");
 
     private Main() {
     }

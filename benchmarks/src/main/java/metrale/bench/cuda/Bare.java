@@ -41,6 +41,8 @@ public final class Bare {
     private static final MethodHandle cuGraphLaunch = handle("cuGraphLaunch", JAVA_LONG, JAVA_LONG);
     private static final MethodHandle cuMemAlloc_v2 = handle("cuMemAlloc_v2", ADDRESS, JAVA_LONG);
     private static final MethodHandle cuMemFree_v2 = handle("cuMemFree_v2", JAVA_LONG);
+    private static final MethodHandle cuMemAllocAsync = handle("cuMemAllocAsync", ADDRESS, JAVA_LONG, JAVA_LONG);
+    private static final MethodHandle cuMemFreeAsync = handle("cuMemFreeAsync", JAVA_LONG, JAVA_LONG);
     private static final MethodHandle cuMemcpyHtoD_v2 = handle("cuMemcpyHtoD_v2", JAVA_LONG, ADDRESS, JAVA_LONG);
     private static final MethodHandle cuMemcpyDtoH_v2 = handle("cuMemcpyDtoH_v2", ADDRESS, JAVA_LONG, JAVA_LONG);
     private static final MethodHandle cuMemcpyDtoD_v2 = handle("cuMemcpyDtoD_v2", JAVA_LONG, JAVA_LONG, JAVA_LONG);
@@ -151,6 +153,41 @@ public final class Bare {
             throw rethrow(t);
         }
         check(st, "cuMemFree_v2");
+    }
+
+    /**
+     * {@code cuMemAllocAsync} from the device's default pool.
+     *
+     * @param bytes  the size
+     * @param stream the {@code CUstream}
+     * @return the device pointer
+     */
+    public static long memAllocAsync(long bytes, long stream) {
+        MemorySegment out = OUT.get();
+        int st;
+        try {
+            st = (int) cuMemAllocAsync.invokeExact(out, bytes, stream);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        check(st, "cuMemAllocAsync");
+        return out.get(JAVA_LONG, 0);
+    }
+
+    /**
+     * {@code cuMemFreeAsync}.
+     *
+     * @param ptr    the device pointer
+     * @param stream the {@code CUstream}
+     */
+    public static void memFreeAsync(long ptr, long stream) {
+        int st;
+        try {
+            st = (int) cuMemFreeAsync.invokeExact(ptr, stream);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        check(st, "cuMemFreeAsync");
     }
 
     /**

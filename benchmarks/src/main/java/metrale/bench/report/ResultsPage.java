@@ -82,7 +82,21 @@ public final class ResultsPage {
             new Paired("PairedBench.launch", "traceNs", "bareNs", 1.10, "launch, launch trace on (interleaved with bare)"),
             new Paired("PairedBench.graph", "offNs", "bareNs", 1.03, "graph replay, 100 kernels (interleaved with bare)"),
             new Paired("PairedBench.alloc", "offNs", "bareNs", 1.25, "alloc+free, ledger with call sites (interleaved with bare)"),
-            new Paired("PairedBench.alloc", "traceNs", "bareNs", Double.NaN, "alloc+free, ledger without call sites (interleaved)"));
+            new Paired("PairedBench.alloc", "traceNs", "bareNs", Double.NaN, "alloc+free, ledger without call sites (interleaved)"),
+            new Paired("PoolBench.pair", "poolOffNs", "bareNs", 0.15, "pool hit alloc+free, sites off (interleaved with cuMemAlloc+cuMemFree)"),
+            new Paired("PoolBench.pair", "poolOnNs", "bareNs", 0.5, "pool hit alloc+free, every site walked (interleaved)"),
+            new Paired("PoolBench.pair", "poolSampledNs", "bareNs", Double.NaN, "pool hit alloc+free, one site in 64 walked (interleaved)"),
+            new Paired("PoolBench.pair", "poolCudaNs", "bareNs", Double.NaN, "pool over cuMemAllocAsync, sites off (interleaved)"),
+            new Paired("PoolBench.pair", "asyncNs", "bareNs", Double.NaN, "bare cuMemAllocAsync+cuMemFreeAsync (interleaved)"));
+
+    /** The variants of {@code PoolBench.pair} the pool plot draws: counter, label, colour. */
+    static final String[][] POOL_SERIES = {
+            {"bareNs", "cuMemAlloc+cuMemFree", "#000000"},
+            {"asyncNs", "cuMemAllocAsync+cuMemFreeAsync", "#7b1fa2"},
+            {"poolCudaNs", "pool over cuMemAllocAsync", "#ef6c00"},
+            {"poolOnNs", "pool hit, sites on", "#c62828"},
+            {"poolSampledNs", "pool hit, 1 site in 64", "#f9a825"},
+            {"poolOffNs", "pool hit, sites off", "#2e7d32"}};
 
     static final List<Floor> FLOORS = List.of(
             new Floor("SimBench.axpyThreads", 1e8, "thread-invocations/s", "simulator axpy kernel, one core"),
@@ -154,12 +168,14 @@ public final class ResultsPage {
      */
     public static void main(String[] args) throws IOException {
         Path svg = null;
+        Path poolSvg = null;
         String svgLink = "launch-ratios.svg";
         List<Path> jsons = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--svg" -> svg = Path.of(args[++i]);
                 case "--svg-link" -> svgLink = args[++i];
+                case "--pool-svg" -> poolSvg = Path.of(args[++i]);
                 default -> jsons.add(Path.of(args[i]));
             }
         }
@@ -172,7 +188,16 @@ public final class ResultsPage {
         if (svg != null) {
             Files.writeString(svg, svg(ratios), StandardCharsets.UTF_8);
         }
-        System.out.print(page(runs, ratios, svg != null ? svgLink : null));
+        String pool = poolSvg(runs);
+        if (poolSvg != null && pool != null) {
+            Files.writeString(poolSvg, pool, StandardCharsets.UTF_8);
+        }
+        String page = page(runs, ratios, svg != null ? svgLink : null);
+        if (poolSvg != null && pool != null) {
+            page = page.replace("\n### Reading the table\n", "\n![pool pair cost by size](" + poolSvg.getFileName()
+                    + ")\n\n### Reading the table\n");
+        }
+        System.out.print(page);
     }
 
     /** {@return the runs of the given result files, in that order} */
@@ -358,11 +383,20 @@ public final class ResultsPage {
                             : den - de <= 0 ? Double.POSITIVE_INFINITY : (num + ne) / (den - de);
                     boolean has = !Double.isNaN(p.target);
                     // graph and alloc ignore the kernel parameter: their two results are repeats.
-                    String params = p.bench.equals("PairedBench.launch") ? r.params : r.params + " (unused; a repeat)";
+                    String params = !p.bench.startsWith("PairedBench.") || p.bench.equals("PairedBench.launch") ? r.params
+                            : r.params + " (unused; a repeat)";
                     out.add(new Ratio(run.name, p.note, r.bench + ":" + p.num, params, r.bench + ":" + p.den,
                             num / ops, den / ops, "ns/op", ratio, lo, hi,
                             has ? String.format(Locale.ROOT, "≤ %.2f×", p.target) : "—",
                             Verdict.atMost(ratio, lo, hi, p.target)));
+                }
+            }
+            for (Result r : run.results) {
+                Double calls = r.secondary.get("driverAllocs");
+                if (r.bench.endsWith("Bench.step") && calls != null) {
+                    out.add(new Ratio(run.name, "steady-state pool step: driver allocation calls", r.bench + ":driverAllocs",
+                            r.params, "", calls, Double.NaN, "calls", Double.NaN, Double.NaN, Double.NaN, "0",
+                            calls == 0 ? Verdict.MET : Verdict.MISSED));
                 }
             }
             for (Floor f : FLOORS) {
@@ -679,6 +713,93 @@ public final class ResultsPage {
                 10, axisY + 36));
         s.append("</svg>\n");
         return s.toString();
+    }
+
+    /**
+     * {@return an SVG line plot of {@code PoolBench.pair}: nanoseconds per alloc+free pair (log scale)
+     * by allocation size (log scale), one line per variant; {@code null} when no run has it}
+     */
+    static String poolSvg(List<Run> runs) {
+        Map<String, java.util.TreeMap<Long, Double>> series = new LinkedHashMap<>();
+        for (Run run : runs) {
+            for (Result r : run.results) {
+                Double ops = r.secondary.get("ops");
+                if (!r.bench.equals("PoolBench.pair") || ops == null || ops == 0 || !r.params.startsWith("bytes=")) {
+                    continue;
+                }
+                long bytes = Long.parseLong(r.params.substring("bytes=".length()).split(",")[0].trim());
+                for (String[] v : POOL_SERIES) {
+                    Double ns = r.secondary.get(v[0]);
+                    if (ns != null) {
+                        series.computeIfAbsent(run.name + ": " + v[1] + "|" + v[2], k -> new java.util.TreeMap<>())
+                                .put(bytes, ns / ops);
+                    }
+                }
+            }
+        }
+        if (series.isEmpty()) {
+            return null;
+        }
+        double minX = Double.MAX_VALUE;
+        double maxX = -Double.MAX_VALUE;
+        double minY = Double.MAX_VALUE;
+        double maxY = -Double.MAX_VALUE;
+        for (var m : series.values()) {
+            for (var e : m.entrySet()) {
+                minX = Math.min(minX, Math.log10(e.getKey()));
+                maxX = Math.max(maxX, Math.log10(e.getKey()));
+                minY = Math.min(minY, Math.log10(Math.max(e.getValue(), 1)));
+                maxY = Math.max(maxY, Math.log10(Math.max(e.getValue(), 1)));
+            }
+        }
+        minY = Math.floor(minY);
+        maxY = Math.ceil(maxY);
+        if (maxX == minX) {
+            maxX = minX + 1;
+        }
+        if (maxY == minY) {
+            maxY = minY + 1;
+        }
+        int left = 70;
+        int top = 40;
+        int w = 520;
+        int h = 320;
+        StringBuilder s = new StringBuilder();
+        s.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                + "font-family=\"sans-serif\" font-size=\"12\">%n", left + w + 330, top + h + 60));
+        s.append("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
+        s.append(String.format(Locale.ROOT, "<text x=\"10\" y=\"20\" font-size=\"14\">Pool: ns per alloc+free pair "
+                + "by size (PoolBench.pair, both axes log)</text>%n"));
+        s.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#444\"/>%n",
+                left, top, w, h));
+        for (double y = minY; y <= maxY + 1e-9; y++) {
+            double py = top + h - h * (y - minY) / (maxY - minY);
+            s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s ns</text>%n",
+                    left - 4, py + 4, fmt(Math.pow(10, y))));
+        }
+        for (var m : series.values()) {
+            for (long x : m.keySet()) {
+                double px = left + w * (Math.log10(x) - minX) / (maxX - minX);
+                s.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>%n",
+                        px, top + h + 16, x >= 1 << 20 ? (x >> 20) + " MiB" : x >= 1024 ? (x >> 10) + " KiB" : x + " B"));
+            }
+            break;
+        }
+        int i = 0;
+        for (var e : series.entrySet()) {
+            String[] nameColor = e.getKey().split("\\|");
+            StringBuilder pts = new StringBuilder();
+            for (var pt : e.getValue().entrySet()) {
+                double px = left + w * (Math.log10(pt.getKey()) - minX) / (maxX - minX);
+                double py = top + h - h * (Math.log10(Math.max(pt.getValue(), 1)) - minY) / (maxY - minY);
+                pts.append(String.format(Locale.ROOT, "%.1f,%.1f ", px, py));
+            }
+            s.append("<polyline fill=\"none\" stroke=\"").append(nameColor[1]).append("\" stroke-width=\"2\" points=\"")
+                    .append(pts.toString().trim()).append("\"/>\n");
+            s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>%n", left + w + 12,
+                    top + 14 + 16 * i++, nameColor[1], esc(nameColor[0])));
+        }
+        return s.append("</svg>\n").toString();
     }
 
     private static String esc(String t) {

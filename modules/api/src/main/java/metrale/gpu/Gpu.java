@@ -154,6 +154,34 @@ public interface Gpu extends AutoCloseable {
     void free(DevicePtr ptr);
 
     /**
+     * {@return the runtime's stream-ordered memory pool} Its blocks are on the ledger like
+     * {@link #alloc} buffers. With {@link GpuOptions#allocator()} {@code caching} or {@code cuda},
+     * {@link #alloc(long)} allocates from it on the default stream.
+     */
+    MemoryPool pool();
+
+    /**
+     * Allocates from {@link #pool()} for work on {@code stream}: {@code pool().alloc(bytes, stream)}.
+     *
+     * @param bytes  at least 1
+     * @param stream the stream that uses it
+     * @return the block's base
+     */
+    default DevicePtr alloc(long bytes, Stream stream) {
+        return pool().alloc(bytes, stream);
+    }
+
+    /**
+     * Frees a {@link #pool()} block in the order of {@code stream}: {@code pool().free(ptr, stream)}.
+     *
+     * @param ptr    the block's base
+     * @param stream the stream whose order the free follows
+     */
+    default void free(DevicePtr ptr, Stream stream) {
+        pool().free(ptr, stream);
+    }
+
+    /**
      * Allocates a raw chunk for a sub-allocator: never on the ledger, never red-zoned.
      *
      * @param bytes at least 1

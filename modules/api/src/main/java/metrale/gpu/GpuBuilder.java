@@ -23,6 +23,8 @@ public final class GpuBuilder {
     private Boolean allocSites;
     private Boolean checkPointers;
     private Telemetry telemetry;
+    private String allocator;
+    private Integer allocSiteSample;
     private final Map<String, String> backendOptions = new LinkedHashMap<>();
     private final Map<String, Object> backendObjects = new LinkedHashMap<>();
 
@@ -120,6 +122,29 @@ public final class GpuBuilder {
     }
 
     /**
+     * Walks the stack for the call site of one allocation or free in {@code every}; the others are
+     * named {@code "(unsampled: ...)"}. Sites cost a stack walk each, so sampling makes them cheap.
+     *
+     * @param every at least 1; 1 (the default) names every allocation
+     * @return this
+     */
+    public GpuBuilder allocSiteSample(int every) {
+        this.allocSiteSample = every;
+        return this;
+    }
+
+    /**
+     * Chooses what {@link Gpu#alloc(long)} uses, and which allocator backs {@link Gpu#pool()}.
+     *
+     * @param name {@code driver} (default), {@code caching} or {@code cuda}; see {@link GpuOptions#allocator()}
+     * @return this
+     */
+    public GpuBuilder allocator(String name) {
+        this.allocator = Objects.requireNonNull(name, "allocator");
+        return this;
+    }
+
+    /**
      * Reports to this telemetry instead of a fresh one.
      *
      * @param telemetry the telemetry, e.g. {@link Telemetry#global()}
@@ -175,7 +200,9 @@ public final class GpuBuilder {
                 allocSites != null ? allocSites : Setting.ALLOC_SITES.bool(null),
                 checkPointers != null ? checkPointers : Setting.CHECK_POINTERS.bool(null),
                 telemetry != null ? telemetry : new Telemetry(),
-                backendOptions, backendObjects);
+                backendOptions, backendObjects,
+                allocator != null ? allocator : Setting.ALLOCATOR.text(null).orElse("driver"),
+                allocSiteSample != null ? allocSiteSample : Math.toIntExact(Setting.ALLOC_SITES_SAMPLE.whole(null)));
     }
 
     /**

@@ -23,10 +23,20 @@ import metrale.telemetry.Telemetry;
  * @param telemetry        the telemetry instance the runtime reports to
  * @param backendOptions   options passed to the backend, e.g. {@code sim.capacity}
  * @param backendObjects   object options passed to the backend, e.g. {@code sim.twins}
+ * @param allocator        what {@link Gpu#alloc(long)} uses: {@code driver} (a {@code cuMemAlloc} per
+ *                         allocation), {@code caching} (the runtime's {@link MemoryPool}, on the
+ *                         default stream) or {@code cuda} (the pool over CUDA's {@code cuMemAllocAsync});
+ *                         {@link Gpu#pool()} is {@code cuda} when this is, else the caching pool
+ * @param allocSiteSample  with sites on, walk the stack for one allocation or free in this many; the
+ *                         others are named {@code "(unsampled: ...)"} in the ledger and reports; 1 walks every one
  */
 public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex, boolean debugSync,
                          boolean d2hTrace, boolean timing, boolean allocSites, boolean checkPointers, Telemetry telemetry,
-                         Map<String, String> backendOptions, Map<String, Object> backendObjects) {
+                         Map<String, String> backendOptions, Map<String, Object> backendObjects, String allocator,
+                         int allocSiteSample) {
+
+    /** The values of {@link #allocator()}. */
+    public static final java.util.List<String> ALLOCATORS = java.util.List.of("driver", "caching", "cuda");
 
     /** Validates and copies. */
     public GpuOptions {
@@ -38,6 +48,13 @@ public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex
         }
         Objects.requireNonNull(telemetry, "telemetry");
         backendOptions = Map.copyOf(backendOptions);
+        if (allocSiteSample < 1) {
+            throw new IllegalArgumentException("allocSiteSample=" + allocSiteSample + " must be >= 1");
+        }
+        Objects.requireNonNull(allocator, "allocator");
+        if (!ALLOCATORS.contains(allocator)) {
+            throw new IllegalArgumentException("allocator='" + allocator + "' must be one of " + ALLOCATORS);
+        }
         backendObjects = Map.copyOf(backendObjects);
     }
 

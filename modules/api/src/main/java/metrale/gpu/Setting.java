@@ -47,6 +47,17 @@ public enum Setting {
     ALLOC_SITES("allocSites", "allocSites(boolean)", "metrale.allocSites", "METRALE_ALLOC_SITES", "true", Grammar.BOOLEAN,
             "`true`",
             "Record each allocation's caller as `File.java:line` (a stack walk per allocation); off records `?`."),
+    /** One allocation site walked in N. */
+    ALLOC_SITES_SAMPLE("allocSites.sample", "allocSiteSample(int)", "metrale.allocSites.sample", "METRALE_ALLOC_SITES_SAMPLE",
+            "1", Grammar.WHOLE_NUMBER, "`1`",
+            "With allocation sites on, walk the stack for one allocation or free in this many; the others are named "
+            + "`(unsampled: ...)` in the ledger and reports. 1 walks every one."),
+    /** What {@code alloc} allocates with. */
+    ALLOCATOR("allocator", "allocator(String)", "metrale.allocator", "METRALE_ALLOCATOR", "driver", Grammar.CHOICE,
+            "`driver`",
+            "What `Gpu.alloc` uses: `driver` (a `cuMemAlloc` per allocation), `caching` (the runtime's stream-ordered "
+            + "`MemoryPool`, on the default stream) or `cuda` (the pool over CUDA's `cuMemAllocAsync`). `Gpu.pool()` is "
+            + "`cuda` when this is, else the caching pool."),
     /** Pointer arguments of launches checked against live memory. */
     CHECK_POINTERS("checkPointers", "checkPointers(boolean)", "metrale.checkPointers", "METRALE_CHECK_POINTERS", "false",
             Grammar.BOOLEAN, "`false`",

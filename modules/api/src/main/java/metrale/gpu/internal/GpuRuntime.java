@@ -103,6 +103,7 @@ public final class GpuRuntime implements Gpu {
     private final boolean debugSync;
     private final boolean allocSites;
     private final boolean checkPointers;
+    private final AllocSites sites;
 
     private final Gate gate = new Gate();
     private final Ledger ledger = new Ledger();
@@ -117,6 +118,9 @@ public final class GpuRuntime implements Gpu {
     private final Object moduleLoadLock = new Object();
     private final OpCache opCache = new OpCache();
     private final AtomicBoolean pinnedSourceWarned = new AtomicBoolean();
+    private final PoolFront pool;
+    /** Whether {@link #alloc(long)} allocates from {@link #pool}. */
+    private final boolean pooled;
 
     private GpuRuntime(GpuOptions options, Driver driver) {
         this.options = options;
@@ -130,7 +134,11 @@ public final class GpuRuntime implements Gpu {
         this.debugSync = options.debugSync();
         this.allocSites = options.allocSites();
         this.checkPointers = options.checkPointers();
+        this.sites = new AllocSites(allocSites, options.allocSiteSample());
         this.redZones = new RedZones(options.redZoneBytes(), options.redZoneMinIndex());
+        this.pool = new PoolFront(options.allocator(), driver, ledger, redZones, gate,
+                sites, this::liveStream, this::fail);
+        this.pooled = !"driver".equals(options.allocator());
         if (options.d2hTrace()) {
             counters.setD2hSiteTrace(true);
         }
@@ -356,8 +364,11 @@ public final class GpuRuntime implements Gpu {
     public DevicePtr alloc(long bytes) {
         int gt = gate.enter("alloc");
         try {
+            if (pooled) {
+                return pool.allocOn(bytes, Stream.DEFAULT, "alloc");
+            }
             Checks.size(bytes, "bytes", "alloc");
-            String site = allocSites ? CallSites.caller() : "?";
+            String site = sites.get();
             long index = ledger.nextIndex();
             // Size 0 goes to the driver unpadded, so it fails as CUDA's cuMemAlloc does.
             long pad = redZones.on() && bytes > 0 ? redZones.padFor(index) : 0;
@@ -394,11 +405,21 @@ public final class GpuRuntime implements Gpu {
     }
 
     @Override
+    public metrale.gpu.MemoryPool pool() {
+        int gt = gate.enter("pool");
+        try {
+            return pool;
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    @Override
     public DevicePtr allocManaged(long bytes) {
         int gt = gate.enter("allocManaged");
         try {
             Checks.size(bytes, "bytes", "allocManaged");
-            String site = allocSites ? CallSites.caller() : "?";
+            String site = sites.get();
             long index = ledger.nextIndex();
             long p;
             var jfr = Jfr.beginAlloc();
@@ -446,9 +467,14 @@ public final class GpuRuntime implements Gpu {
                 return;
             }
             // Off the ledger before the driver frees it: an entry left behind would be freed again by a sweep.
-            Ledger.Entry e = ledger.remove(p, allocSites ? CallSites.caller() : "?");
+            String freeSite = pool.owns(p) ? pool.freeSite("free") : sites.get();
+            Ledger.Entry e = ledger.remove(p, freeSite);
             if (e == null) {
                 throw new GpuException(CudaError.INVALID_VALUE, "free", explainNotLive(p) + "; nothing was freed");
+            }
+            if (pool.owns(p)) {
+                pool.release(e, freeSite);
+                return;
             }
             var jfr = Jfr.beginFree();
             try {
@@ -606,6 +632,11 @@ public final class GpuRuntime implements Gpu {
             int freed = 0;
             GpuException first = null;
             for (Ledger.Entry e : ledger.drain("sweepUnreleased called at " + CallSites.caller())) {
+                if (pool.owns(e.base())) {
+                    pool.release(e, "sweepUnreleased");
+                    freed++;
+                    continue;
+                }
                 var jfr = Jfr.beginFree();
                 try {
                     driver.memFree(e.base());
@@ -1230,6 +1261,7 @@ public final class GpuRuntime implements Gpu {
             }
             // Calls that found the stream live before it left the table finish first.
             gate.awaitGrace();
+            pool.streamDestroyed(slot.raw());
             try {
                 driver.streamDestroy(slot.raw());
             } catch (GpuException e) {
@@ -1254,6 +1286,7 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "synchronize " + stream);
             }
+            pool.streamSynchronized(s);
             Jfr.sync(jfr, "stream", s);
         } finally {
             gate.leave(gt);
@@ -1271,6 +1304,7 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "synchronize (context)");
             }
+            pool.deviceSynchronized();
             Jfr.sync(jfr, "context", 0);
         } finally {
             gate.leave(gt);
@@ -1434,6 +1468,7 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "beginCapture " + stream + " " + mode);
             }
+            pool.captureBegan();
         } finally {
             gate.leave(gt);
         }
@@ -1448,8 +1483,12 @@ public final class GpuRuntime implements Gpu {
             try {
                 graph = driver.streamEndCapture(s);
             } catch (GpuException e) {
+                if (e.error() == CudaError.STREAM_CAPTURE_INVALIDATED || e.error() == CudaError.STREAM_CAPTURE_UNJOINED) {
+                    pool.captureEnded();
+                }
                 throw fail(e, "endCapture " + stream);
             }
+            pool.captureEnded();
             long exec;
             try {
                 exec = driver.graphInstantiate(graph);
@@ -1476,6 +1515,7 @@ public final class GpuRuntime implements Gpu {
             if (!isCapturing(s, "abortCaptureIfActive")) {
                 return;
             }
+            pool.captureEnded();
             try {
                 long graph = driver.streamEndCapture(s);
                 if (graph != 0) {
@@ -1618,7 +1658,7 @@ public final class GpuRuntime implements Gpu {
     public long freeMemory() {
         int gt = gate.enter("freeMemory");
         try {
-            return memInfo("freeMemory").free() + arenas.slackBytes();
+            return memInfo("freeMemory").free() + arenas.slackBytes() + pool.cachedBytes();
         } finally {
             gate.leave(gt);
         }
@@ -1837,9 +1877,13 @@ public final class GpuRuntime implements Gpu {
                     + bytes + " bytes were never freed; freeing them");
             for (Ledger.Entry e : leaks) {
                 LOG.log(System.Logger.Level.WARNING, "metrale-gpu: leak: " + e.describe());
+                if (pool.owns(e.base())) {
+                    continue;
+                }
                 quietly("cuMemFree_v2 " + e.allocation().ptr(), quiet, () -> driver.memFree(e.base()));
             }
         }
+        pool.close((what, step) -> quietly(what, quiet, step));
         for (ArenaTable.Chunk c : arenas.drain()) {
             quietly("cuMemFree_v2 arena chunk 0x" + Long.toHexString(c.base), quiet, () -> driver.memFree(c.base));
         }

@@ -95,6 +95,101 @@ public interface Driver extends AutoCloseable {
      */
     long memHostGetDevicePointer(MemorySegment host);
 
+    // ---- stream-ordered allocation (CUDA's memory pools) ------------------------------------
+
+    /** {@code CU_MEMPOOL_ATTR_RELEASE_THRESHOLD}: bytes the pool keeps at a synchronization (64-bit). */
+    int MEMPOOL_ATTR_RELEASE_THRESHOLD = 4;
+    /** {@code CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT}: bytes of backing memory the pool holds (64-bit). */
+    int MEMPOOL_ATTR_RESERVED_MEM_CURRENT = 5;
+    /** {@code CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH}: the high-water mark of the reserved bytes (64-bit). */
+    int MEMPOOL_ATTR_RESERVED_MEM_HIGH = 6;
+    /** {@code CU_MEMPOOL_ATTR_USED_MEM_CURRENT}: bytes in allocations the application holds (64-bit). */
+    int MEMPOOL_ATTR_USED_MEM_CURRENT = 7;
+    /** {@code CU_MEMPOOL_ATTR_USED_MEM_HIGH}: the high-water mark of the used bytes (64-bit). */
+    int MEMPOOL_ATTR_USED_MEM_HIGH = 8;
+
+    /** {@return whether the stream-ordered allocator ({@code cuMemAllocAsync}, CUDA 11.2+) is available} */
+    default boolean supportsMemPools() {
+        return false;
+    }
+
+    /**
+     * {@code cuMemAllocAsync} from the device's default memory pool: usable by work queued on
+     * {@code stream} after this call, and by other streams once ordered after it.
+     *
+     * @param bytes  the size; 0 is {@code INVALID_VALUE}
+     * @param stream the stream
+     * @return the device address
+     */
+    default long memAllocAsync(long bytes, long stream) {
+        throw unsupported("cuMemAllocAsync");
+    }
+
+    /**
+     * {@code cuMemFreeAsync}: the memory is released when the work queued on {@code stream}
+     * before this call has completed.
+     *
+     * @param ptr    an address from {@link #memAllocAsync}
+     * @param stream the stream
+     */
+    default void memFreeAsync(long ptr, long stream) {
+        throw unsupported("cuMemFreeAsync");
+    }
+
+    /**
+     * {@code cuMemPoolTrimTo} on the device's default pool: releases backing memory of completed frees.
+     *
+     * @param minBytesToKeep bytes the pool may keep
+     */
+    default void memPoolTrimTo(long minBytesToKeep) {
+        throw unsupported("cuMemPoolTrimTo");
+    }
+
+    /**
+     * {@code cuMemPoolGetAttribute} of a 64-bit attribute ({@code MEMPOOL_ATTR_*}) of the device's default pool.
+     *
+     * @param attr the attribute, 4 to 8
+     * @return its value, unsigned
+     */
+    default long memPoolGetAttribute(int attr) {
+        throw unsupported("cuMemPoolGetAttribute");
+    }
+
+    /**
+     * {@code cuMemPoolSetAttribute} of a 64-bit attribute of the device's default pool.
+     *
+     * @param attr  {@link #MEMPOOL_ATTR_RELEASE_THRESHOLD}, or a high-water mark to reset (value 0)
+     * @param value the value, unsigned
+     */
+    default void memPoolSetAttribute(int attr, long value) {
+        throw unsupported("cuMemPoolSetAttribute");
+    }
+
+    /**
+     * Checks the stream order of memory the runtime's pool hands out again: whether work still
+     * pending on the device uses {@code [ptr, ptr + bytes)} and is not ordered before the next
+     * work of {@code stream}. Only a driver that sees its pending work can tell (the simulator);
+     * CUDA cannot, and answers {@code null}.
+     *
+     * @param ptr    the block's base
+     * @param bytes  its size
+     * @param stream the stream it is handed to
+     * @return a description of the unordered pending work, or {@code null} when none is known
+     */
+    default String streamOrderViolation(long ptr, long bytes, long stream) {
+        return null;
+    }
+
+    /** {@return whether {@link #streamOrderViolation} can find anything; when false the runtime skips the checks} */
+    default boolean detectsStreamOrderViolations() {
+        return false;
+    }
+
+    private metrale.gpu.GpuException unsupported(String function) {
+        return new metrale.gpu.GpuException(CudaError.NOT_SUPPORTED, function,
+                "the " + name() + " driver has no stream-ordered allocator");
+    }
+
     // ---- copies and memset ----------------------------------------------------------------
 
     /**

@@ -167,6 +167,63 @@ public final class CudaDevice implements Driver {
         return CudaLib.memAllocManaged(bytes, flags);
     }
 
+    // The device's default memory pool, looked up at first use.
+    private volatile long memPool;
+
+    private long memPool(String function) {
+        bind(function);
+        long p = memPool;
+        if (p == 0) {
+            p = CudaLib.deviceGetDefaultMemPool(device);
+            memPool = p;
+        }
+        return p;
+    }
+
+    @Override
+    public boolean supportsMemPools() {
+        return CudaLib.HAS_MEM_POOLS;
+    }
+
+    @Override
+    public long memAllocAsync(long bytes, long stream) {
+        requirePools("cuMemAllocAsync");
+        bind("cuMemAllocAsync");
+        return CudaLib.memAllocAsync(bytes, stream);
+    }
+
+    @Override
+    public void memFreeAsync(long ptr, long stream) {
+        requirePools("cuMemFreeAsync");
+        bind("cuMemFreeAsync");
+        CudaLib.memFreeAsync(ptr, stream);
+    }
+
+    @Override
+    public void memPoolTrimTo(long minBytesToKeep) {
+        requirePools("cuMemPoolTrimTo");
+        CudaLib.memPoolTrimTo(memPool("cuMemPoolTrimTo"), minBytesToKeep);
+    }
+
+    @Override
+    public long memPoolGetAttribute(int attr) {
+        requirePools("cuMemPoolGetAttribute");
+        return CudaLib.memPoolGetAttribute(memPool("cuMemPoolGetAttribute"), attr);
+    }
+
+    @Override
+    public void memPoolSetAttribute(int attr, long value) {
+        requirePools("cuMemPoolSetAttribute");
+        CudaLib.memPoolSetAttribute(memPool("cuMemPoolSetAttribute"), attr, value);
+    }
+
+    private static void requirePools(String function) {
+        if (!CudaLib.HAS_MEM_POOLS) {
+            throw new GpuException(CudaError.NOT_SUPPORTED, function,
+                    "this CUDA driver lacks the stream-ordered allocator (cuMemAllocAsync and cuMemPool*, CUDA 11.2+)");
+        }
+    }
+
     @Override
     public void memFree(long ptr) {
         bind("cuMemFree_v2");

@@ -119,6 +119,12 @@ public final class CudaLib {
     private static final MethodHandle cuMemGetInfo_v2 = required("cuMemGetInfo_v2", fd(ADDRESS, ADDRESS));
     private static final MethodHandle cuMemAlloc_v2 = required("cuMemAlloc_v2", fd(ADDRESS, JAVA_LONG));
     private static final MethodHandle cuMemFree_v2 = required("cuMemFree_v2", fd(JAVA_LONG));
+    private static final MethodHandle cuMemAllocAsync = optional("cuMemAllocAsync", fd(ADDRESS, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle cuMemFreeAsync = optional("cuMemFreeAsync", fd(JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle cuDeviceGetDefaultMemPool = optional("cuDeviceGetDefaultMemPool", fd(ADDRESS, JAVA_INT));
+    private static final MethodHandle cuMemPoolTrimTo = optional("cuMemPoolTrimTo", fd(JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle cuMemPoolGetAttribute = optional("cuMemPoolGetAttribute", fd(JAVA_LONG, JAVA_INT, ADDRESS));
+    private static final MethodHandle cuMemPoolSetAttribute = optional("cuMemPoolSetAttribute", fd(JAVA_LONG, JAVA_INT, ADDRESS));
     private static final MethodHandle cuMemAllocManaged = required("cuMemAllocManaged", fd(ADDRESS, JAVA_LONG, JAVA_INT));
     private static final MethodHandle cuMemHostAlloc = required("cuMemHostAlloc", fd(ADDRESS, JAVA_LONG, JAVA_INT));
     private static final MethodHandle cuMemFreeHost = required("cuMemFreeHost", fd(JAVA_LONG));
@@ -163,6 +169,9 @@ public final class CudaLib {
 
     /** Whether the driver has {@code cuStreamIsCapturing} (SCALE, for one, lacks it). */
     static final boolean HAS_STREAM_IS_CAPTURING = cuStreamIsCapturing != null;
+    /** Whether the driver has the stream-ordered allocator ({@code cuMemAllocAsync} and the {@code cuMemPool*} calls, CUDA 11.2+). */
+    static final boolean HAS_MEM_POOLS = cuMemAllocAsync != null && cuMemFreeAsync != null && cuDeviceGetDefaultMemPool != null
+            && cuMemPoolTrimTo != null && cuMemPoolGetAttribute != null && cuMemPoolSetAttribute != null;
     /** Whether the driver has {@code cuFuncGetParamInfo} (CUDA 12.4+), so launches can be checked against the kernel's signature. */
     static final boolean HAS_FUNC_GET_PARAM_INFO = cuFuncGetParamInfo != null;
     /** Whether the driver has {@code cuFuncGetParamCount} (CUDA 13.2+), so parameters are counted without a failing probe. */
@@ -556,6 +565,135 @@ public final class CudaLib {
                 throw error(st, "cuMemAlloc_v2", "bytesize=" + bytes);
             }
             return out.get(JAVA_LONG, 0);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /**
+     * {@snippet lang=c : CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream); }
+     *
+     * @param bytes  the size
+     * @param stream the stream
+     * @return the device address
+     */
+    static long memAllocAsync(long bytes, long stream) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_LONG);
+            int st = (int) cuMemAllocAsync.invokeExact(out, bytes, stream);
+            if (st != SUCCESS) {
+                throw error(st, "cuMemAllocAsync", "bytesize=" + bytes + ", hStream=" + hex(stream));
+            }
+            return out.get(JAVA_LONG, 0);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /**
+     * {@snippet lang=c : CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream); }
+     *
+     * @param ptr    an address from {@link #memAllocAsync}
+     * @param stream the stream
+     */
+    static void memFreeAsync(long ptr, long stream) {
+        int st;
+        try {
+            st = (int) cuMemFreeAsync.invokeExact(ptr, stream);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+        if (st != SUCCESS) {
+            throw error(st, "cuMemFreeAsync", "dptr=" + hex(ptr) + ", hStream=" + hex(stream));
+        }
+    }
+
+    /**
+     * {@snippet lang=c : CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev); }
+     *
+     * @param device the device
+     * @return its default memory pool
+     */
+    static long deviceGetDefaultMemPool(int device) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ADDRESS);
+            int st = (int) cuDeviceGetDefaultMemPool.invokeExact(out, device);
+            if (st != SUCCESS) {
+                throw error(st, "cuDeviceGetDefaultMemPool", "dev=" + device);
+            }
+            return out.get(ADDRESS, 0).address();
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /**
+     * {@snippet lang=c : CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep); }
+     *
+     * @param pool           the pool
+     * @param minBytesToKeep bytes it may keep
+     */
+    static void memPoolTrimTo(long pool, long minBytesToKeep) {
+        int st;
+        try {
+            st = (int) cuMemPoolTrimTo.invokeExact(pool, minBytesToKeep);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+        if (st != SUCCESS) {
+            throw error(st, "cuMemPoolTrimTo", "pool=" + hex(pool) + ", minBytesToKeep=" + minBytesToKeep);
+        }
+    }
+
+    /**
+     * {@snippet lang=c : CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value); }
+     * for the attributes whose value is a {@code cuuint64_t} (4 to 8).
+     *
+     * @param pool the pool
+     * @param attr the attribute
+     * @return its value
+     */
+    static long memPoolGetAttribute(long pool, int attr) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_LONG);
+            int st = (int) cuMemPoolGetAttribute.invokeExact(pool, attr, out);
+            if (st != SUCCESS) {
+                throw error(st, "cuMemPoolGetAttribute", "pool=" + hex(pool) + ", attr=" + attr);
+            }
+            return out.get(JAVA_LONG, 0);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /**
+     * {@snippet lang=c : CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value); }
+     * for the attributes whose value is a {@code cuuint64_t} (4 to 8).
+     *
+     * @param pool  the pool
+     * @param attr  the attribute
+     * @param value its value
+     */
+    static void memPoolSetAttribute(long pool, int attr, long value) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment in = arena.allocate(JAVA_LONG);
+            in.set(JAVA_LONG, 0, value);
+            int st = (int) cuMemPoolSetAttribute.invokeExact(pool, attr, in);
+            if (st != SUCCESS) {
+                throw error(st, "cuMemPoolSetAttribute", "pool=" + hex(pool) + ", attr=" + attr + ", value=" + Long.toUnsignedString(value));
+            }
         } catch (Error | RuntimeException e) {
             throw e;
         } catch (Throwable t) {

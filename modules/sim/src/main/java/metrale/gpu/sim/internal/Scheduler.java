@@ -85,6 +85,16 @@ final class Scheduler {
         return op;
     }
 
+    /** {@return the streams with pending work} */
+    Iterable<SimStream> activeStreams() {
+        return active;
+    }
+
+    /** {@return the legacy default stream} */
+    SimStream legacy() {
+        return legacy;
+    }
+
     /** {@return the latest virtual end of any executed operation: when the device goes idle} */
     long horizon() {
         return horizon;

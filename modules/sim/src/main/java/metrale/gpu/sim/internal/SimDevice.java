@@ -3,6 +3,7 @@ package metrale.gpu.sim.internal;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -126,6 +127,11 @@ public final class SimDevice implements Driver {
     private final SimProcess process;
     private final SimTwins twins;
     private long allocAttempts;
+    /** Live allocations of {@code cuMemAllocAsync}, their bytes, high-water mark and the release threshold. */
+    private final java.util.Set<Long> asyncLive = new java.util.HashSet<>();
+    private long asyncUsed;
+    private long asyncHigh;
+    private long asyncThreshold;
     private CudaError sticky;
     private String stickyDetail;
     private CudaError syncFailure;
@@ -546,6 +552,9 @@ public final class SimDevice implements Driver {
             }
             // cuMemFree synchronizes: work still using the memory finishes first.
             drainAll(op, "ptr=" + hex(ptr));
+            if (asyncLive.remove(ptr)) {
+                asyncUsed -= a.size;
+            }
             memory.free(a);
         } finally {
             lock.unlock();
@@ -574,6 +583,177 @@ public final class SimDevice implements Driver {
         try {
             enter("cuMemGetInfo_v2");
             return new MemInfo(memory.free(), memory.capacity());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---- stream-ordered allocation ------------------------------------------------------------
+
+    @Override
+    public boolean supportsMemPools() {
+        return true;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The simulator's pool caches nothing: each call is a fresh allocation, valid at once. A
+     * capturing stream is refused with {@code STREAM_CAPTURE_UNSUPPORTED}: memory-allocation graph
+     * nodes are not simulated.
+     */
+    @Override
+    public long memAllocAsync(long bytes, long stream) {
+        String op = "cuMemAllocAsync";
+        String d = "bytes=" + bytes + ", stream=" + hex(stream);
+        lock.lock();
+        try {
+            enter(op);
+            SimStream s = stream(stream, op);
+            rules.checkInvalidated(s, op);
+            if (s.capture != null) {
+                throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, d + ": the simulator does not capture allocation nodes");
+            }
+            if (bytes == 0) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": an allocation needs at least one byte");
+            }
+            long p = allocate(Alloc.Kind.DEVICE, bytes, op, d);
+            asyncLive.add(p);
+            asyncUsed += bytes;
+            asyncHigh = Math.max(asyncHigh, asyncUsed);
+            return p;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@inheritDoc} The memory is released when the stream's work before the call has run; later use faults. */
+    @Override
+    public void memFreeAsync(long ptr, long stream) {
+        String op = "cuMemFreeAsync";
+        String d = "ptr=" + hex(ptr) + ", stream=" + hex(stream);
+        lock.lock();
+        try {
+            enter(op);
+            SimStream s = stream(stream, op);
+            rules.checkInvalidated(s, op);
+            if (s.capture != null) {
+                throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, d + ": the simulator does not capture free nodes");
+            }
+            Alloc a = memory.atBase(ptr);
+            if (a == null || !asyncLive.remove(ptr)) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": not a live allocation of cuMemAllocAsync ("
+                        + whyNotFreeable(ptr, a != null && a.kind == Alloc.Kind.PINNED ? a : null) + ")");
+            }
+            asyncUsed -= a.size;
+            scheduler.enqueue(s, new Works.FreeAsync(memory, a), null);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void memPoolTrimTo(long minBytesToKeep) {
+        lock.lock();
+        try {
+            enter("cuMemPoolTrimTo");
+            // Nothing is cached.
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long memPoolGetAttribute(int attr) {
+        String op = "cuMemPoolGetAttribute";
+        lock.lock();
+        try {
+            enter(op);
+            return switch (attr) {
+                case MEMPOOL_ATTR_RELEASE_THRESHOLD -> asyncThreshold;
+                case MEMPOOL_ATTR_RESERVED_MEM_CURRENT, MEMPOOL_ATTR_USED_MEM_CURRENT -> asyncUsed;
+                case MEMPOOL_ATTR_RESERVED_MEM_HIGH, MEMPOOL_ATTR_USED_MEM_HIGH -> asyncHigh;
+                default -> throw err(CudaError.INVALID_VALUE, op, "attr=" + attr + ": not a 64-bit pool attribute (4 to 8)");
+            };
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void memPoolSetAttribute(int attr, long value) {
+        String op = "cuMemPoolSetAttribute";
+        lock.lock();
+        try {
+            enter(op);
+            if (attr == MEMPOOL_ATTR_RELEASE_THRESHOLD) {
+                asyncThreshold = value;
+            } else if ((attr == MEMPOOL_ATTR_RESERVED_MEM_HIGH || attr == MEMPOOL_ATTR_USED_MEM_HIGH) && value == 0) {
+                asyncHigh = asyncUsed;
+            } else {
+                throw err(CudaError.INVALID_VALUE, op, "attr=" + attr + ", value=" + value
+                        + ": settable are the release threshold (4) and, to 0, the high-water marks (6, 8)");
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public boolean detectsStreamOrderViolations() {
+        return true;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The simulator knows every pending operation and its dependencies: pending work that
+     * touches the range and is not an ancestor of the stream's next operation (its tail, and the
+     * implicit legacy-stream dependencies that operation will get) is unordered with the new owner.
+     */
+    @Override
+    public String streamOrderViolation(long ptr, long bytes, long stream) {
+        String op = "streamOrderViolation";
+        lock.lock();
+        try {
+            enter(op);
+            SimStream t = stream(stream, op);
+            if (scheduler.idle()) {
+                return null;
+            }
+            long hi = ptr + bytes;
+            java.util.Set<Op> before = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+            ArrayDeque<Op> todo = new ArrayDeque<>();
+            if (t.tail() != null) {
+                todo.push(t.tail());
+            }
+            for (SimStream o : scheduler.activeStreams()) {
+                boolean implicit = t.kind == SimStream.Kind.LEGACY ? o != t && o.blocking
+                        : t.blocking && o.kind == SimStream.Kind.LEGACY;
+                if (implicit && o.tail() != null) {
+                    todo.push(o.tail());
+                }
+            }
+            while (!todo.isEmpty()) {
+                Op o = todo.pop();
+                if (o.done || !before.add(o)) {
+                    continue;
+                }
+                if (o.prev != null) {
+                    todo.push(o.prev);
+                }
+                for (Op dep : o.deps) {
+                    todo.push(dep);
+                }
+            }
+            for (SimStream o : scheduler.activeStreams()) {
+                for (Op pendingOp : o.pending) {
+                    if (!pendingOp.done && !before.contains(pendingOp) && pendingOp.work.touches(ptr, hi)) {
+                        return pendingOp.work.describe() + " on " + o;
+                    }
+                }
+            }
+            return null;
         } finally {
             lock.unlock();
         }

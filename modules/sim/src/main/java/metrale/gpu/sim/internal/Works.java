@@ -41,6 +41,11 @@ final class Works {
         public String describe() {
             return op + "(dst=" + hex(dst) + ", bytes=" + bytes + ")";
         }
+
+        @Override
+        public boolean touches(long lo, long hi) {
+            return Work.overlaps(dst, bytes, lo, hi);
+        }
     }
 
     /** Device-to-host copy; the destination is written when it runs. */
@@ -62,6 +67,11 @@ final class Works {
         public String describe() {
             return op + "(src=" + hex(src) + ", bytes=" + bytes + ")";
         }
+
+        @Override
+        public boolean touches(long lo, long hi) {
+            return Work.overlaps(src, bytes, lo, hi);
+        }
     }
 
     /** Device-to-device copy; overlapping ranges behave like {@code memmove}. */
@@ -76,6 +86,11 @@ final class Works {
         @Override
         public String describe() {
             return op + "(dst=" + hex(dst) + ", src=" + hex(src) + ", bytes=" + bytes + ")";
+        }
+
+        @Override
+        public boolean touches(long lo, long hi) {
+            return Work.overlaps(dst, bytes, lo, hi) || Work.overlaps(src, bytes, lo, hi);
         }
     }
 
@@ -95,6 +110,12 @@ final class Works {
             return "cuMemcpy2DAsync_v2(dst=" + hex(dst) + ", dstPitch=" + dstPitch + ", src=" + hex(src)
                     + ", srcPitch=" + srcPitch + ", width=" + width + ", height=" + height + ")";
         }
+
+        @Override
+        public boolean touches(long lo, long hi) {
+            return height > 0 && (Work.overlaps(dst, (height - 1) * dstPitch + width, lo, hi)
+                    || Work.overlaps(src, (height - 1) * srcPitch + width, lo, hi));
+        }
     }
 
     /** Byte memset. */
@@ -107,6 +128,11 @@ final class Works {
         @Override
         public String describe() {
             return op + "(ptr=" + hex(ptr) + ", value=" + (value & 0xff) + ", bytes=" + bytes + ")";
+        }
+
+        @Override
+        public boolean touches(long lo, long hi) {
+            return Work.overlaps(ptr, bytes, lo, hi);
         }
     }
 
@@ -155,6 +181,31 @@ final class Works {
         @Override
         public String describe() {
             return name + " (grid " + grid + ", block " + block + ", smem " + sharedMemBytes + ")";
+        }
+
+        @Override
+        public boolean touches(long lo, long hi) {
+            for (long w : words) {
+                if (Long.compareUnsigned(w, lo) >= 0 && Long.compareUnsigned(w, hi) < 0) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    /** {@code cuMemFreeAsync}: the allocation is released when this runs, in its stream's order. */
+    record FreeAsync(DeviceMemory memory, Alloc alloc) implements Work {
+        @Override
+        public void run(Engine e) {
+            if (!alloc.freed) {
+                memory.free(alloc);
+            }
+        }
+
+        @Override
+        public String describe() {
+            return "cuMemFreeAsync(" + alloc + ")";
         }
     }
 
@@ -220,6 +271,16 @@ final class Works {
         @Override
         public String describe() {
             return label + " (" + nodes.size() + " nodes)";
+        }
+
+        @Override
+        public boolean touches(long lo, long hi) {
+            for (Node n : nodes) {
+                if (n.work().touches(lo, hi)) {
+                    return true;
+                }
+            }
+            return false;
         }
     }
 }

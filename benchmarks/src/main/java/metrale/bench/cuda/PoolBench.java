@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+package metrale.bench.cuda;
+
+import java.util.concurrent.TimeUnit;
+import metrale.gpu.DevicePtr;
+import metrale.gpu.Gpu;
+import metrale.gpu.MemoryPool;
+import metrale.gpu.Stream;
+import org.openjdk.jmh.annotations.AuxCounters;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * The memory pool against the driver's pairs, measured in one JVM and interleaved batch by batch
+ * as {@link PairedBench} does, for the targets of a pool hit (alloc+free): sites off ≤ 0.15× the
+ * driver's warm {@code cuMemAlloc_v2}+{@code cuMemFree_v2} pair, sites on ≤ 0.5×.
+ *
+ * <p>Each invocation of {@code pair} times one batch of {@value #PAIRS} alloc+free pairs of
+ * {@code bytes} per variant, rotating which goes first; the {@link Nanos} counters hold the
+ * nanoseconds per variant and {@code ops}, so {@code poolOffNs / bareNs} is a ratio and
+ * {@code bareNs / ops} the time per pair:
+ * <ul>
+ *   <li>{@code bareNs}: {@code cuMemAlloc_v2} + {@code cuMemFree_v2} through bare handles;</li>
+ *   <li>{@code asyncNs}: {@code cuMemAllocAsync} + {@code cuMemFreeAsync} through bare handles, on
+ *       the runtime's stream, with the default pool's release threshold raised (so it caches);</li>
+ *   <li>{@code poolOffNs}: {@code pool().alloc(bytes, s)} + {@code pool().free(p, s)} with sites off (hits);</li>
+ *   <li>{@code poolOnNs}: the same with call sites on, every allocation walked (the default);</li>
+ *   <li>{@code poolSampledNs}: the same with one site in 64 walked;</li>
+ *   <li>{@code poolCudaNs}: the pool over {@code cuMemAllocAsync} ({@code allocator=cuda}), sites off.</li>
+ * </ul>
+ * {@code driverAllocs} counts the caching pools' driver allocations during measured batches: a
+ * pool hit calls none, so it reads 0.
+ *
+ * <p>{@code step} is a steady-state step: {@value #STEP_BLOCKS} allocations of mixed sizes on one
+ * stream, a kernel-free use, then their frees, through the caching pool with sites off;
+ * {@code driverAllocs} must stay 0 after the first step.
+ *
+ * <p>Run: {@code java --enable-native-access=ALL-UNNAMED -jar benchmarks.jar PoolBench -f 2}.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+public class PoolBench extends CudaBench {
+
+    /** Alloc+free pairs per batch. */
+    public static final int PAIRS = 16;
+    /** Blocks per steady-state step. */
+    public static final int STEP_BLOCKS = 12;
+
+    /** Bytes per allocation, for the plot of pair cost by size. */
+    @Param({"4096", "65536", "1048576", "16777216"})
+    public long bytes;
+
+    /** Nanoseconds per variant, summed over an iteration, and ops per variant. Reset each iteration. */
+    @State(Scope.Thread)
+    @AuxCounters(AuxCounters.Type.EVENTS)
+    public static class Nanos {
+        /** Bare {@code cuMemAlloc_v2} + {@code cuMemFree_v2}. */
+        public long bareNs;
+        /** Bare {@code cuMemAllocAsync} + {@code cuMemFreeAsync}. */
+        public long asyncNs;
+        /** The caching pool, sites off. */
+        public long poolOffNs;
+        /** The caching pool, sites on. */
+        public long poolOnNs;
+        /** The caching pool, one site in 64. */
+        public long poolSampledNs;
+        /** The pool over {@code cuMemAllocAsync}, sites off. */
+        public long poolCudaNs;
+        /** Driver allocations by the caching pools during measured batches. */
+        public long driverAllocs;
+        /** Pairs per variant. */
+        public long ops;
+
+        /** Creates the counters; JMH calls it. */
+        public Nanos() {
+        }
+
+        /** Zeroes the counters. */
+        @Setup(Level.Iteration)
+        public void reset() {
+            bareNs = 0;
+            asyncNs = 0;
+            poolOffNs = 0;
+            poolOnNs = 0;
+            poolSampledNs = 0;
+            poolCudaNs = 0;
+            driverAllocs = 0;
+            ops = 0;
+        }
+    }
+
+    private Gpu off;
+    private Gpu sampled;
+    private Gpu cuda;
+    private Stream stream;
+    private Stream offStream;
+    private Stream sampledStream;
+    private Stream cudaStream;
+    private CudaFixture.BareKernels bareKernels;
+    private long st;
+    private int round;
+    private final DevicePtr[] step = new DevicePtr[STEP_BLOCKS];
+
+    /** Creates the state; JMH calls it. */
+    public PoolBench() {
+    }
+
+    /** Opens four runtimes (sites on, off, sampled; and {@code allocator=cuda}) and warms each pool. */
+    @Setup(Level.Trial)
+    public void setUp() {
+        gpu = CudaFixture.open(CudaFixture.telemetryOff().allocSites(true));
+        off = CudaFixture.open(CudaFixture.telemetryOff().allocSites(false));
+        sampled = CudaFixture.open(CudaFixture.telemetryOff().allocSites(true).allocSiteSample(64));
+        cuda = CudaFixture.open(CudaFixture.telemetryOff().allocSites(false).allocator("cuda"));
+        stream = gpu.createStream(true);
+        offStream = off.createStream(true);
+        sampledStream = sampled.createStream(true);
+        cudaStream = cuda.createStream(true);
+        // The bare cuMemAllocAsync baseline needs a driver stream of its own: runtime handles are opaque.
+        bareKernels = CudaFixture.BareKernels.load();
+        st = bareKernels.stream();
+        for (int i = 0; i < 2; i++) {
+            pool(gpu.pool(), stream);
+            pool(off.pool(), offStream);
+            pool(sampled.pool(), sampledStream);
+            pool(cuda.pool(), cudaStream);
+            bareAsync();
+        }
+    }
+
+    /** Releases everything. */
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        if (bareKernels != null) {
+            bareKernels.close();
+        }
+        for (Gpu g : new Gpu[] {gpu, off, sampled, cuda}) {
+            if (g != null) {
+                g.synchronize();
+                g.close();
+            }
+        }
+    }
+
+    private long bare() {
+        long t0 = System.nanoTime();
+        for (int i = 0; i < PAIRS; i++) {
+            Bare.memFree(Bare.memAlloc(bytes));
+        }
+        return System.nanoTime() - t0;
+    }
+
+    private long bareAsync() {
+        long t0 = System.nanoTime();
+        for (int i = 0; i < PAIRS; i++) {
+            Bare.memFreeAsync(Bare.memAllocAsync(bytes, st), st);
+        }
+        return System.nanoTime() - t0;
+    }
+
+    private long pool(MemoryPool p, Stream s) {
+        long t0 = System.nanoTime();
+        for (int i = 0; i < PAIRS; i++) {
+            p.free(p.alloc(bytes, s), s);
+        }
+        return System.nanoTime() - t0;
+    }
+
+    /**
+     * One batch of each variant, in a rotating order.
+     *
+     * @param n the counters
+     */
+    @Benchmark
+    public void pair(Nanos n) {
+        long before = gpu.pool().stats().driverAllocs() + off.pool().stats().driverAllocs()
+                + sampled.pool().stats().driverAllocs();
+        int r = round++ % 6;
+        for (int k = 0; k < 6; k++) {
+            switch ((r + k) % 6) {
+                case 0 -> n.bareNs += bare();
+                case 1 -> n.asyncNs += bareAsync();
+                case 2 -> n.poolOffNs += pool(off.pool(), offStream);
+                case 3 -> n.poolOnNs += pool(gpu.pool(), stream);
+                case 4 -> n.poolSampledNs += pool(sampled.pool(), sampledStream);
+                default -> n.poolCudaNs += pool(cuda.pool(), cudaStream);
+            }
+        }
+        n.driverAllocs += gpu.pool().stats().driverAllocs() + off.pool().stats().driverAllocs()
+                + sampled.pool().stats().driverAllocs() - before;
+        n.ops += PAIRS;
+    }
+
+    /**
+     * One steady-state step through the caching pool with sites off.
+     *
+     * @param n the counters ({@code driverAllocs}, {@code ops})
+     */
+    @Benchmark
+    public void step(Nanos n) {
+        MemoryPool p = off.pool();
+        long before = p.stats().driverAllocs();
+        long t0 = System.nanoTime();
+        for (int i = 0; i < STEP_BLOCKS; i++) {
+            step[i] = p.alloc(bytes >> (i % 4), offStream);
+        }
+        for (int i = STEP_BLOCKS - 1; i >= 0; i--) {
+            p.free(step[i], offStream);
+        }
+        n.poolOffNs += System.nanoTime() - t0;
+        n.driverAllocs += p.stats().driverAllocs() - before;
+        n.ops += STEP_BLOCKS;
+    }
+}

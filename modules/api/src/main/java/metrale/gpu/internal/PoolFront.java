@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: Apache-2.0
+package metrale.gpu.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
+import java.util.function.Supplier;
+import metrale.gpu.Allocation;
+import metrale.gpu.CudaError;
+import metrale.gpu.DevicePtr;
+import metrale.gpu.GpuException;
+import metrale.gpu.MemoryPool;
+import metrale.gpu.PoolRace;
+import metrale.gpu.PoolSnapshot;
+import metrale.gpu.PoolStats;
+import metrale.gpu.Stream;
+import metrale.gpu.internal.pool.AsyncAllocator;
+import metrale.gpu.internal.pool.CachingAllocator;
+import metrale.gpu.internal.pool.StreamAllocator;
+import metrale.gpu.spi.Driver;
+
+/**
+ * The runtime core's side of the memory pool: the ledger, red zones, call sites, capture and the
+ * fault latch around a {@link StreamAllocator}, which only manages memory. Every block is a
+ * {@link Ledger} entry, so the ledger's queries, sweeps and red-zone scans see pool blocks.
+ *
+ * <p>The allocator is created at first use: a runtime that never pools holds nothing.
+ */
+final class PoolFront implements MemoryPool {
+
+    private static final System.Logger LOG = System.getLogger("metrale.gpu");
+
+    /** How many freed blocks are remembered, so a race can name the previous life of its memory. */
+    private static final int FREED_MEMORY = 4096;
+    /** How many races are kept. */
+    private static final int MAX_RACES = 1024;
+
+    /** How the runtime turns a stream into its driver handle, refusing dead ones. */
+    interface Streams {
+        long resolve(Stream stream, String op);
+    }
+
+    /** The runtime's fault latch for a failed driver call. */
+    interface Failure {
+        RuntimeException fail(GpuException e, String call);
+    }
+
+    /** A freed block: what a race report says about the memory's previous life. */
+    private record Freed(long ptr, long bytes, long index, String site, String freeSite, long stream) {
+        String describe() {
+            return "0x" + Long.toHexString(ptr) + " (" + bytes + " B, #" + index + ", allocated at " + site
+                    + ", freed at " + freeSite + " on " + new Stream(stream) + ")";
+        }
+    }
+
+    private final String kind;
+    private final Driver driver;
+    private final Ledger ledger;
+    private final RedZones redZones;
+    private final Gate gate;
+    private final Supplier<String> sites;
+    private final Streams streams;
+    private final Failure failure;
+    private final boolean raceChecks;
+    private final AtomicInteger captures = new AtomicInteger();
+    private final Object init = new Object();
+    private volatile StreamAllocator impl;
+    private final TreeMap<Long, Freed> freed = new TreeMap<>(Long::compareUnsigned);
+    private final List<PoolRace> races = new ArrayList<>();
+
+    /**
+     * @param allocator {@code cuda} for CUDA's stream-ordered allocator, anything else for the caching one
+     * @param sites     the call site of the current allocation or free ({@code ?} when sites are off)
+     */
+    PoolFront(String allocator, Driver driver, Ledger ledger, RedZones redZones, Gate gate,
+              Supplier<String> sites, Streams streams, Failure failure) {
+        this.kind = "cuda".equals(allocator) ? "cuda" : "caching";
+        this.driver = driver;
+        this.ledger = ledger;
+        this.redZones = redZones;
+        this.gate = gate;
+        this.sites = sites;
+        this.streams = streams;
+        this.failure = failure;
+        // CUDA's own allocator orders its reuse itself; only the caching allocator's reuse is checked.
+        this.raceChecks = "caching".equals(kind) && driver.detectsStreamOrderViolations();
+    }
+
+    private StreamAllocator impl() {
+        StreamAllocator a = impl;
+        if (a == null) {
+            synchronized (init) {
+                a = impl;
+                if (a == null) {
+                    try {
+                        a = "cuda".equals(kind) ? new AsyncAllocator(driver) : new CachingAllocator(driver, () -> captures.get() > 0);
+                    } catch (GpuException e) {
+                        throw failure.fail(e, "pool (allocator=" + kind + ")");
+                    }
+                    impl = a;
+                }
+            }
+        }
+        return a;
+    }
+
+    /** {@return whether {@code ptr} is a live pool block} Cheap when the pool was never used. */
+    boolean owns(long ptr) {
+        StreamAllocator a = impl;
+        return a != null && a.owns(ptr);
+    }
+
+    /** {@return the pool's cached bytes, free for its blocks but not for the driver} */
+    long cachedBytes() {
+        StreamAllocator a = impl;
+        return a == null ? 0 : a.cachedBytes();
+    }
+
+    // The legacy default stream has two handles; the pool keeps one lane for it.
+    private static long lane(long s) {
+        return s == 1 ? 0 : s;
+    }
+
+    @Override
+    public String kind() {
+        return kind;
+    }
+
+    @Override
+    public DevicePtr alloc(long bytes, Stream stream) {
+        int gt = gate.enter("pool.alloc");
+        try {
+            return allocOn(bytes, stream, "pool.alloc");
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    /** Allocates on {@code stream} for {@code op} ({@code alloc} when the pool is the default allocator). */
+    DevicePtr allocOn(long bytes, Stream stream, String op) {
+        Checks.size(bytes, "bytes", op);
+        if (bytes == 0) {
+            throw new GpuException(CudaError.INVALID_VALUE, op, "bytes=0: an allocation needs at least one byte");
+        }
+        long s = lane(streams.resolve(Objects.requireNonNull(stream, "stream"), op));
+        String site = sites.get();
+        long index = ledger.nextIndex();
+        long pad = redZones.on() ? redZones.padFor(index) : 0;
+        if (pad > Long.MAX_VALUE / 2 - bytes) {
+            throw new IllegalArgumentException(op + "(bytes=" + bytes + "): with the " + pad + "-byte red zone it overflows");
+        }
+        refuseDuringCapture(s, stream, op, "allocate");
+        StreamAllocator a = impl();
+        long p;
+        try {
+            p = a.alloc(bytes + pad, s, site, index);
+        } catch (GpuException e) {
+            throw failure.fail(e, op + " " + bytes + " B on " + stream);
+        }
+        Ledger.Entry entry = new Ledger.Entry(new Allocation(new DevicePtr(p), bytes, site, index, false), pad);
+        if (pad > 0) {
+            try {
+                redZones.fill(driver, p, bytes, pad);
+            } catch (GpuException e) {
+                RuntimeException r = failure.fail(e, op + " (red-zone fill)");
+                try {
+                    a.free(p, s);
+                } catch (RuntimeException suppressed) {
+                    r.addSuppressed(suppressed);
+                }
+                throw r;
+            }
+        }
+        ledger.add(entry);
+        Jfr.alloc(Jfr.beginAlloc(), p, bytes, site, false);
+        if (raceChecks) {
+            checkOrder(p, bytes + pad, s, stream, site);
+        }
+        return entry.allocation().ptr();
+    }
+
+    private void checkOrder(long p, long bytes, long s, Stream stream, String site) {
+        String unordered;
+        try {
+            unordered = driver.streamOrderViolation(p, bytes, s);
+        } catch (GpuException e) {
+            throw failure.fail(e, "pool.alloc (stream-order check)");
+        }
+        if (unordered == null) {
+            return;
+        }
+        StringBuilder prev = new StringBuilder();
+        synchronized (freed) {
+            Map.Entry<Long, Freed> lo = freed.floorEntry(p);
+            Long from = lo != null && Long.compareUnsigned(lo.getKey() + lo.getValue().bytes(), p) > 0 ? lo.getKey() : p;
+            for (Freed f : freed.subMap(from, true, p + bytes, false).values()) {
+                prev.append(prev.isEmpty() ? "" : "; ").append(f.describe());
+            }
+        }
+        PoolRace race = new PoolRace(new DevicePtr(p), bytes, stream, site,
+                prev.isEmpty() ? "earlier blocks (not remembered)" : prev.toString(), unordered);
+        synchronized (races) {
+            if (races.size() < MAX_RACES) {
+                races.add(race);
+            }
+        }
+        LOG.log(System.Logger.Level.WARNING, "metrale-gpu: " + race);
+    }
+
+    @Override
+    public void free(DevicePtr ptr) {
+        int gt = gate.enter("pool.free");
+        try {
+            free(ptr, null, "pool.free");
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    @Override
+    public void free(DevicePtr ptr, Stream stream) {
+        int gt = gate.enter("pool.free");
+        try {
+            free(ptr, Objects.requireNonNull(stream, "stream"), "pool.free");
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    private void free(DevicePtr ptr, Stream stream, String op) {
+        long p = Checks.ptr(ptr, "ptr");
+        if (p == 0) {
+            return;
+        }
+        long s = stream == null ? -1 : lane(streams.resolve(stream, op));
+        String freeSite = freeSite(op);
+        Ledger.Entry e = ledger.remove(p, freeSite);
+        if (e == null) {
+            throw new GpuException(CudaError.INVALID_VALUE, op, ledger.explainNotLive(p) + "; nothing was freed");
+        }
+        if (!owns(p)) {
+            ledger.add(e);
+            throw new GpuException(CudaError.INVALID_VALUE, op, "ptr=" + ptr + " is " + e.describe()
+                    + ", not a pool block: free it with Gpu.free(ptr); nothing was freed");
+        }
+        try {
+            release(e, s, stream, freeSite, op);
+        } catch (RuntimeException x) {
+            ledger.add(e);
+            throw x;
+        }
+    }
+
+    /**
+     * {@return the site a pool free records} One stack walk per pair, at the allocation: a walk
+     * costs more than the rest of a pool hit. Only where races are checked does the free site
+     * matter enough to walk for it; elsewhere it is the call's name.
+     *
+     * @param op the freeing call, e.g. {@code pool.free}
+     */
+    String freeSite(String op) {
+        return raceChecks ? sites.get() : op;
+    }
+
+    /**
+     * Returns a block already taken off the ledger to the allocator, on its own stream.
+     *
+     * @param e        the block's ledger entry
+     * @param freeSite where it was freed, or what freed it
+     */
+    void release(Ledger.Entry e, String freeSite) {
+        try {
+            release(e, -1, null, freeSite, "free");
+        } catch (RuntimeException x) {
+            // Refused (a capture) or failed: the block is still allocated, so it stays on the ledger.
+            ledger.add(e);
+            throw x;
+        }
+    }
+
+    private void release(Ledger.Entry e, long s, Stream stream, String freeSite, String op) {
+        StreamAllocator a = impl();
+        long p = e.base();
+        long on = s >= 0 ? s : a.streamOf(p);
+        refuseDuringCapture(on, stream != null ? stream : new Stream(on), op, "free");
+        try {
+            a.free(p, on);
+        } catch (GpuException x) {
+            throw failure.fail(x, op + " " + e.allocation().ptr());
+        }
+        if (raceChecks) {
+            synchronized (freed) {
+                freed.put(p, new Freed(p, e.allocation().bytes() + e.pad(), e.allocation().index(),
+                        e.allocation().site(), freeSite, on));
+                while (freed.size() > FREED_MEMORY) {
+                    freed.pollFirstEntry();
+                }
+            }
+        }
+        Jfr.free(Jfr.beginFree(), p, e.allocation().bytes());
+    }
+
+    private void refuseDuringCapture(long s, Stream stream, String op, String what) {
+        if (captures.get() == 0 || !driver.supportsCaptureQuery()) {
+            return;
+        }
+        int status;
+        try {
+            status = driver.streamIsCapturing(s);
+        } catch (GpuException e) {
+            if (e.error() == CudaError.STREAM_CAPTURE_IMPLICIT) {
+                // CUDA answers so for the legacy stream while a blocking stream captures: the legacy
+                // stream itself is not capturing, and taking or returning a block enqueues nothing,
+                // so the pool goes on as cuMemAlloc would (a miss under GLOBAL mode fails in the driver).
+                return;
+            }
+            throw failure.fail(e, op + " (capture query of " + stream + ")");
+        }
+        if (status != 0) {
+            throw new GpuException(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, stream + " is capturing a graph: the pool does "
+                    + "not " + what + " blocks during a capture, since a block baked into a graph must outlive its "
+                    + "replays; " + what + " it before beginCapture or after endCapture (the capture is still valid)");
+        }
+    }
+
+    @Override
+    public void recordStream(DevicePtr ptr, Stream stream) {
+        int gt = gate.enter("pool.recordStream");
+        try {
+            long p = Checks.ptr(ptr, "ptr");
+            long s = lane(streams.resolve(Objects.requireNonNull(stream, "stream"), "pool.recordStream"));
+            if (!owns(p)) {
+                throw new GpuException(CudaError.INVALID_VALUE, "pool.recordStream",
+                        "ptr=" + ptr + " is not a live pool block (" + ledger.explainNotLive(p) + ")");
+            }
+            try {
+                impl().recordStream(p, s);
+            } catch (GpuException e) {
+                throw failure.fail(e, "pool.recordStream " + ptr);
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    @Override
+    public void emptyCache() {
+        int gt = gate.enter("pool.emptyCache");
+        try {
+            StreamAllocator a = impl;
+            if (a == null) {
+                return;
+            }
+            try {
+                a.emptyCache();
+            } catch (GpuException e) {
+                throw failure.fail(e, "pool.emptyCache");
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    @Override
+    public PoolStats stats() {
+        int gt = gate.enter("pool.stats");
+        try {
+            try {
+                return impl().stats();
+            } catch (GpuException e) {
+                throw failure.fail(e, "pool.stats");
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    @Override
+    public PoolSnapshot snapshot() {
+        int gt = gate.enter("pool.snapshot");
+        try {
+            try {
+                return impl().snapshot();
+            } catch (GpuException e) {
+                throw failure.fail(e, "pool.snapshot");
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    @Override
+    public List<PoolRace> races() {
+        int gt = gate.enter("pool.races");
+        try {
+            synchronized (races) {
+                return List.copyOf(races);
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    // ---- what the runtime tells the pool ----------------------------------------------------------
+
+    /** The host waited for {@code stream}. */
+    void streamSynchronized(long stream) {
+        StreamAllocator a = impl;
+        if (a != null) {
+            a.streamSynchronized(lane(stream));
+        }
+    }
+
+    /** The host waited for the device. */
+    void deviceSynchronized() {
+        StreamAllocator a = impl;
+        if (a != null) {
+            a.deviceSynchronized();
+        }
+    }
+
+    /** {@code stream} is about to be destroyed. */
+    void streamDestroyed(long stream) {
+        StreamAllocator a = impl;
+        if (a != null) {
+            try {
+                a.streamDestroyed(lane(stream));
+            } catch (GpuException e) {
+                throw failure.fail(e, "destroyStream " + new Stream(stream) + " (pool fence)");
+            }
+        }
+    }
+
+    /** A capture began: allocations check their stream's capture status until it ends. */
+    void captureBegan() {
+        captures.incrementAndGet();
+    }
+
+    /** A capture ended, or was aborted. */
+    void captureEnded() {
+        captures.updateAndGet(n -> Math.max(0, n - 1));
+    }
+
+    /**
+     * Releases every chunk: at close, after the ledger's leaks went back to the pool.
+     *
+     * @param step runs one release and reports its failure
+     */
+    void close(BiConsumer<String, Runnable> step) {
+        StreamAllocator a = impl;
+        if (a != null) {
+            a.close(step);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "MemoryPool[" + kind + "]";
+    }
+}
