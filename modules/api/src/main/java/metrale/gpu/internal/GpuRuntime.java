@@ -8,11 +8,13 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import metrale.gpu.Allocation;
 import metrale.gpu.CaptureMode;
 import metrale.gpu.CaptureStatus;
+import metrale.gpu.CapturedStep;
 import metrale.gpu.CudaError;
 import metrale.gpu.DeviceInfo;
 import metrale.gpu.DevicePtr;
@@ -27,6 +29,7 @@ import metrale.gpu.KernelRegistry;
 import metrale.gpu.LaunchConfig;
 import metrale.gpu.OpCache;
 import metrale.gpu.RedZoneViolation;
+import metrale.gpu.StepOptions;
 import metrale.gpu.StickyFaultException;
 import metrale.gpu.Stream;
 import metrale.gpu.spi.BackendProvider;
@@ -115,6 +118,9 @@ public final class GpuRuntime implements Gpu {
     private final Object moduleLoadLock = new Object();
     private final OpCache opCache = new OpCache();
     private final AtomicBoolean pinnedSourceWarned = new AtomicBoolean();
+    /** Threads running a captured step's traced run, and each one's recorder. */
+    private final AtomicInteger stepTracers = new AtomicInteger();
+    private final ThreadLocal<StepRecorder> stepRecorder = new ThreadLocal<>();
 
     private GpuRuntime(GpuOptions options, Driver driver) {
         this.options = options;
@@ -826,8 +832,8 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "copyD2D " + bytes + " B " + src + " -> " + dst);
             }
-            if (trace.on()) {
-                trace.record(TraceEntry.d2d(s, d, bytes));
+            if (tracing()) {
+                traceOp(TraceEntry.d2d(s, d, bytes), null);
             }
             counters.d2dCopy(bytes);
             Jfr.copy("D2D", bytes, false, 0);
@@ -851,8 +857,8 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "copyD2DAsync " + bytes + " B " + src + " -> " + dst + " on " + stream);
             }
-            if (trace.on()) {
-                trace.record(TraceEntry.d2d(s, d, bytes));
+            if (tracing()) {
+                traceOp(TraceEntry.d2d(s, d, bytes), null);
             }
             counters.d2dCopy(bytes);
             Jfr.copy("D2D", bytes, true, st);
@@ -929,8 +935,8 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "memsetAsync " + bytes + " B at " + ptr + " on " + stream);
             }
-            if (trace.on()) {
-                trace.record(TraceEntry.memset(p, value, bytes));
+            if (tracing()) {
+                traceOp(TraceEntry.memset(p, value, bytes), null);
             }
         } finally {
             gate.leave(gt);
@@ -1104,7 +1110,7 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw launchFailed(e, func, "");
             }
-            if (trace.on()) {
+            if (tracing()) {
                 recordLaunch(func, config, args);
             }
             counters.launch();
@@ -1133,8 +1139,40 @@ public final class GpuRuntime implements Gpu {
     }
 
     private void recordLaunch(long func, LaunchConfig c, KernelArgs args) {
-        trace.record(TraceEntry.kernel(func, c.grid().x(), c.grid().y(), c.grid().z(),
-                c.block().x(), c.block().y(), c.block().z(), c.sharedMemBytes(), args.words()));
+        traceOp(TraceEntry.kernel(func, c.grid().x(), c.grid().y(), c.grid().z(),
+                c.block().x(), c.block().y(), c.block().z(), c.sharedMemBytes(), args.words()), args);
+    }
+
+    /**
+     * Whether an op must be traced: the launch trace is on, or some thread runs a captured step's
+     * traced run. A plain read of the step count is enough: a step's own thread sees its own
+     * increment, and another thread that sees a stale count finds no recorder of its own.
+     */
+    private boolean tracing() {
+        return trace.on() || stepTracers.getPlain() != 0;
+    }
+
+    /** Hands an op to the launch trace and to the calling thread's step recorder, if any. */
+    private void traceOp(TraceEntry e, KernelArgs args) {
+        trace.record(e);
+        if (stepTracers.getPlain() != 0) {
+            StepRecorder r = stepRecorder.get();
+            if (r != null) {
+                r.add(e, args);
+            }
+        }
+    }
+
+    /** Makes the calling thread's ops go to {@code r} until {@link #endStepTrace()}. */
+    void beginStepTrace(StepRecorder r) {
+        stepRecorder.set(r);
+        stepTracers.incrementAndGet();
+    }
+
+    /** Ends the calling thread's {@link #beginStepTrace}. */
+    void endStepTrace() {
+        stepRecorder.remove();
+        stepTracers.decrementAndGet();
     }
 
     /** The debug-sync and timing wait after a launch; skipped on a capturing stream, which a sync would invalidate. */
@@ -1561,6 +1599,74 @@ public final class GpuRuntime implements Gpu {
         } finally {
             gate.leave(gt);
         }
+    }
+
+    @Override
+    public CapturedStep capturedStep(String name, CapturedStep.Region region, StepOptions options) {
+        int gt = gate.enter("capturedStep");
+        try {
+            return new CapturedStepImpl(this, Objects.requireNonNull(name, "name"),
+                    Objects.requireNonNull(region, "region"), Objects.requireNonNull(options, "options"));
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    /**
+     * For {@link CapturedStepImpl}: the nodes of a graph made by {@link #endCapture} and their
+     * {@code CUgraphNodeType}s, as {@code {nodes, types}}.
+     *
+     * @throws GpuException {@code NOT_SUPPORTED} where the driver has no node access
+     */
+    long[][] graphNodes(GraphHandle graph) {
+        String op = "graphNodes";
+        int gt = gate.enter(op);
+        try {
+            HandleTable.Slot g = liveGraph(graph, op);
+            try {
+                long[] nodes = driver.graphGetNodes((Long) g.extra());
+                long[] types = new long[nodes.length];
+                for (int i = 0; i < nodes.length; i++) {
+                    types[i] = driver.graphNodeType(nodes[i]);
+                }
+                return new long[][] {nodes, types};
+            } catch (GpuException e) {
+                throw fail(e, op + " " + graph);
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    /**
+     * For {@link CapturedStepImpl}: sets a kernel node of an instantiated graph in place
+     * ({@code cuGraphExecKernelNodeSetParams}), for replays launched after this call.
+     */
+    void setKernelNode(GraphHandle graph, long node, long kernelId, LaunchConfig config, KernelArgs args) {
+        String op = "setKernelNode";
+        int gt = gate.enter(op);
+        try {
+            HandleTable.Slot g = liveGraph(graph, op);
+            long raw = liveFunction(new KernelHandle(kernelId), op);
+            if (checkPointers) {
+                checkPointerArgs(kernelId, args);
+            }
+            try {
+                driver.graphExecKernelNodeSetParams(g.raw(), node, raw, config, args);
+            } catch (GpuException e) {
+                throw fail(e, op + " " + trace.nameOf(kernelId) + " in " + graph);
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    private HandleTable.Slot liveGraph(GraphHandle graph, String op) {
+        HandleTable.Slot g = graphs.get(Objects.requireNonNull(graph, "graph").handle());
+        if (g == null) {
+            throw deadHandle(op, graph + " was not made by this runtime's endCapture or is already destroyed");
+        }
+        return g;
     }
 
     // ---- device ------------------------------------------------------------------------------------

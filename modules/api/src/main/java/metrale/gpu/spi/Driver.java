@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 import metrale.gpu.CudaError;
 import metrale.gpu.DeviceInfo;
+import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
 
@@ -337,6 +338,57 @@ public interface Driver extends AutoCloseable {
      * @param graph the graph
      */
     void graphDestroy(long graph);
+
+    /** {@code CUgraphNodeType} of a kernel node. */
+    int NODE_KERNEL = 0;
+    /** {@code CUgraphNodeType} of a memcpy node. */
+    int NODE_MEMCPY = 1;
+    /** {@code CUgraphNodeType} of a memset node. */
+    int NODE_MEMSET = 2;
+    /** {@code CUgraphNodeType} of a child-graph node. */
+    int NODE_GRAPH = 4;
+    /** {@code CUgraphNodeType} of an empty node. */
+    int NODE_EMPTY = 5;
+
+    /**
+     * {@code cuGraphGetNodes}: the graph's nodes. For a capture on one stream they come in the
+     * order the work was enqueued (what {@code cuGraphGetNodes} returns for a captured chain).
+     * A driver without it throws {@code NOT_SUPPORTED}.
+     *
+     * @param graph the graph (not the executable graph)
+     * @return the node handles ({@code CUgraphNode})
+     */
+    default long[] graphGetNodes(long graph) {
+        throw new GpuException(CudaError.NOT_SUPPORTED, "cuGraphGetNodes", "the " + name() + " driver has no graph node access");
+    }
+
+    /**
+     * {@code cuGraphNodeGetType}.
+     *
+     * @param node a node of a live graph
+     * @return its {@code CUgraphNodeType}, for example {@link #NODE_KERNEL}
+     */
+    default int graphNodeType(long node) {
+        throw new GpuException(CudaError.NOT_SUPPORTED, "cuGraphNodeGetType", "the " + name() + " driver has no graph node access");
+    }
+
+    /**
+     * {@code cuGraphExecKernelNodeSetParams_v2}: sets a kernel node's function, grid, block,
+     * shared memory and arguments in an executable graph, for launches made after this call
+     * (launches already made run the old values). The node must belong to the graph the exec
+     * was instantiated from and be a kernel node, and the function must be of this context;
+     * otherwise {@code INVALID_VALUE}. The arguments are copied.
+     *
+     * @param exec   the executable graph
+     * @param node   the kernel node of the exec's graph
+     * @param func   the function ({@code CUfunction})
+     * @param config grid, block and dynamic shared memory
+     * @param args   the arguments
+     */
+    default void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
+        throw new GpuException(CudaError.NOT_SUPPORTED, "cuGraphExecKernelNodeSetParams_v2",
+                "the " + name() + " driver cannot update graph nodes in place");
+    }
 
     // ---- modules and launches -----------------------------------------------------------------
 

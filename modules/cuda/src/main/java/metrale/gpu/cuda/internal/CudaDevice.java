@@ -445,6 +445,31 @@ public final class CudaDevice implements Driver {
         CudaLib.graphDestroy(graph);
     }
 
+    @Override
+    public long[] graphGetNodes(long graph) {
+        bind("cuGraphGetNodes");
+        return CudaLib.graphGetNodes(graph);
+    }
+
+    @Override
+    public int graphNodeType(long node) {
+        bind("cuGraphNodeGetType");
+        return CudaLib.graphNodeGetType(node);
+    }
+
+    @Override
+    public void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
+        bind(CudaLib.EXEC_KERNEL_NODE_SET_PARAMS);
+        int[] sizes = params.get(func);
+        if (sizes != null) {
+            checkArgs(func, sizes, args);
+        }
+        var g = config.grid();
+        var b = config.block();
+        CudaLib.graphExecKernelNodeSetParams(exec, node, func, g.x(), g.y(), g.z(), b.x(), b.y(), b.z(),
+                config.sharedMemBytes(), args.table());
+    }
+
     // ---- modules and launches -----------------------------------------------------------------
 
     @Override

@@ -151,6 +151,16 @@ public final class CudaLib {
     private static final MethodHandle cuGraphLaunch = required("cuGraphLaunch", fd(JAVA_LONG, JAVA_LONG));
     private static final MethodHandle cuGraphExecDestroy = required("cuGraphExecDestroy", fd(JAVA_LONG));
     private static final MethodHandle cuGraphDestroy = required("cuGraphDestroy", fd(JAVA_LONG));
+    private static final MethodHandle cuGraphGetNodes = required("cuGraphGetNodes", fd(JAVA_LONG, ADDRESS, ADDRESS));
+    private static final MethodHandle cuGraphNodeGetType = required("cuGraphNodeGetType", fd(JAVA_LONG, ADDRESS));
+    /**
+     * {@code cuda.h} 12.0+ maps {@code cuGraphExecKernelNodeSetParams} to {@code _v2}; the v1 struct is
+     * the v2 struct's first 56 bytes, so one layout serves both.
+     */
+    static final String EXEC_KERNEL_NODE_SET_PARAMS = firstPresent("cuGraphExecKernelNodeSetParams_v2",
+            "cuGraphExecKernelNodeSetParams");
+    private static final MethodHandle cuGraphExecKernelNodeSetParams = required(EXEC_KERNEL_NODE_SET_PARAMS,
+            fd(JAVA_LONG, JAVA_LONG, ADDRESS));
     private static final MethodHandle cuModuleLoadData = required("cuModuleLoadData", fd(ADDRESS, ADDRESS));
     private static final MethodHandle cuModuleUnload = required("cuModuleUnload", fd(JAVA_LONG));
     private static final MethodHandle cuModuleGetFunction = required("cuModuleGetFunction", fd(ADDRESS, JAVA_LONG, ADDRESS));
@@ -187,6 +197,28 @@ public final class CudaLib {
             JAVA_LONG.withName("dstPitch"),
             JAVA_LONG.withName("WidthInBytes"),
             JAVA_LONG.withName("Height")).withName("CUDA_MEMCPY2D");
+
+    /**
+     * {@code CUDA_KERNEL_NODE_PARAMS_v2}: {@code kern} and {@code ctx} are ignored while {@code func} is set.
+     */
+    static final StructLayout CUDA_KERNEL_NODE_PARAMS = MemoryLayout.structLayout(
+            JAVA_LONG.withName("func"),
+            JAVA_INT.withName("gridDimX"),
+            JAVA_INT.withName("gridDimY"),
+            JAVA_INT.withName("gridDimZ"),
+            JAVA_INT.withName("blockDimX"),
+            JAVA_INT.withName("blockDimY"),
+            JAVA_INT.withName("blockDimZ"),
+            JAVA_INT.withName("sharedMemBytes"),
+            MemoryLayout.paddingLayout(4),
+            ADDRESS.withName("kernelParams"),
+            ADDRESS.withName("extra"),
+            JAVA_LONG.withName("kern"),
+            JAVA_LONG.withName("ctx")).withName("CUDA_KERNEL_NODE_PARAMS_v2");
+
+    /** One params struct per thread, so a node update (once per step in a steady loop) allocates nothing. */
+    private static final ThreadLocal<MemorySegment> KERNEL_NODE_PARAMS =
+            ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(CUDA_KERNEL_NODE_PARAMS));
 
     private static final long M2D_SRC_MEMORY_TYPE = offset("srcMemoryType");
     private static final long M2D_SRC_DEVICE = offset("srcDevice");
@@ -1254,6 +1286,107 @@ public final class CudaLib {
         }
         if (st != SUCCESS) {
             throw error(st, "cuGraphDestroy", "hGraph=" + hex(graph));
+        }
+    }
+
+    /**
+     * {@snippet lang=c : CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes); }
+     * Called twice: once for the count, once for the nodes.
+     *
+     * @param graph the graph
+     * @return the nodes
+     */
+    static long[] graphGetNodes(long graph) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment count = arena.allocate(JAVA_LONG);
+            int st = (int) cuGraphGetNodes.invokeExact(graph, MemorySegment.NULL, count);
+            if (st != SUCCESS) {
+                throw error(st, "cuGraphGetNodes", "hGraph=" + hex(graph) + ", nodes=NULL");
+            }
+            long n = count.get(JAVA_LONG, 0);
+            if (n == 0) {
+                return new long[0];
+            }
+            MemorySegment out = arena.allocate(JAVA_LONG, n);
+            st = (int) cuGraphGetNodes.invokeExact(graph, out, count);
+            if (st != SUCCESS) {
+                throw error(st, "cuGraphGetNodes", "hGraph=" + hex(graph) + ", numNodes=" + n);
+            }
+            return out.asSlice(0, count.get(JAVA_LONG, 0) * JAVA_LONG.byteSize()).toArray(JAVA_LONG);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /**
+     * {@snippet lang=c : CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type); }
+     *
+     * @param node the node
+     * @return its {@code CUgraphNodeType}
+     */
+    static int graphNodeGetType(long node) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_INT);
+            int st = (int) cuGraphNodeGetType.invokeExact(node, out);
+            if (st != SUCCESS) {
+                throw error(st, "cuGraphNodeGetType", "hNode=" + hex(node));
+            }
+            return out.get(JAVA_INT, 0);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /**
+     * {@snippet lang=c :
+     * CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
+     *                                            const CUDA_KERNEL_NODE_PARAMS *nodeParams);
+     * }
+     * The driver copies the parameters, so {@code params} may be refilled once this returns.
+     *
+     * @param exec   the executable graph
+     * @param node   a kernel node of the graph it was instantiated from
+     * @param func   the function
+     * @param gx     grid x
+     * @param gy     grid y
+     * @param gz     grid z
+     * @param bx     block x
+     * @param by     block y
+     * @param bz     block z
+     * @param smem   dynamic shared memory in bytes
+     * @param params the {@code void*} table, one entry per kernel parameter
+     */
+    static void graphExecKernelNodeSetParams(long exec, long node, long func, int gx, int gy, int gz,
+                                             int bx, int by, int bz, int smem, MemorySegment params) {
+        MemorySegment p = KERNEL_NODE_PARAMS.get();
+        p.set(JAVA_LONG, 0, func);
+        p.set(JAVA_INT, 8, gx);
+        p.set(JAVA_INT, 12, gy);
+        p.set(JAVA_INT, 16, gz);
+        p.set(JAVA_INT, 20, bx);
+        p.set(JAVA_INT, 24, by);
+        p.set(JAVA_INT, 28, bz);
+        p.set(JAVA_INT, 32, smem);
+        p.set(ADDRESS, 40, params);
+        p.set(ADDRESS, 48, MemorySegment.NULL);
+        p.set(JAVA_LONG, 56, 0L);
+        p.set(JAVA_LONG, 64, 0L);
+        int st;
+        try {
+            st = (int) cuGraphExecKernelNodeSetParams.invokeExact(exec, node, p);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+        if (st != SUCCESS) {
+            throw error(st, EXEC_KERNEL_NODE_SET_PARAMS, "hGraphExec=" + hex(exec) + ", hNode=" + hex(node)
+                    + ", func=" + hex(func) + ", grid=[" + gx + ", " + gy + ", " + gz + "], block=[" + bx + ", "
+                    + by + ", " + bz + "], smem=" + smem);
         }
     }
 

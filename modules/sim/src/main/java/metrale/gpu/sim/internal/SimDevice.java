@@ -115,6 +115,10 @@ public final class SimDevice implements Driver {
     private final Map<Long, SimFunction> functions = new HashMap<>();
     private final Map<Long, List<Works.Node>> graphs = new HashMap<>();
     private final Map<Long, SimExec> execs = new HashMap<>();
+    /** Graph to its node handles, in capture order. */
+    private final Map<Long, long[]> graphNodes = new HashMap<>();
+    /** Node handle to {@code {graph, index}}. */
+    private final Map<Long, long[]> nodes = new HashMap<>();
     private final List<Capture> captures = new ArrayList<>();
     private final TreeSet<Long> failAt = new TreeSet<>();
     private final SimProcess process;
@@ -1104,6 +1108,12 @@ public final class SimDevice implements Driver {
             finish(c);
             long g = Ids.handle();
             graphs.put(g, List.copyOf(c.nodes));
+            long[] ids = new long[c.nodes.size()];
+            for (int i = 0; i < ids.length; i++) {
+                ids[i] = Ids.handle();
+                nodes.put(ids[i], new long[] {g, i});
+            }
+            graphNodes.put(g, ids);
             return g;
         } finally {
             lock.unlock();
@@ -1157,7 +1167,7 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.INVALID_VALUE, op, "graph=" + hex(graph) + ": not a live graph");
             }
             long x = Ids.handle();
-            execs.put(x, new SimExec(new Works.GraphRun(nodes, "graph exec " + hex(x))));
+            execs.put(x, new SimExec(graph, new Works.GraphRun(nodes, "graph exec " + hex(x))));
             return x;
         } finally {
             lock.unlock();
@@ -1212,9 +1222,84 @@ public final class SimDevice implements Driver {
             if (graphs.remove(graph) == null) {
                 throw err(CudaError.INVALID_VALUE, op, "graph=" + hex(graph) + ": not a live graph");
             }
+            for (long n : graphNodes.remove(graph)) {
+                nodes.remove(n);
+            }
         } finally {
             lock.unlock();
         }
+    }
+
+    @Override
+    public long[] graphGetNodes(long graph) {
+        String op = "cuGraphGetNodes";
+        lock.lock();
+        try {
+            enter(op);
+            long[] ids = graphNodes.get(graph);
+            if (ids == null) {
+                throw err(CudaError.INVALID_VALUE, op, "hGraph=" + hex(graph) + ": not a live graph");
+            }
+            return ids.clone();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int graphNodeType(long node) {
+        String op = "cuGraphNodeGetType";
+        lock.lock();
+        try {
+            enter(op);
+            long[] ref = node(node, op);
+            return Works.GraphRun.nodeType(graphs.get(ref[0]).get((int) ref[1]).work());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
+        String op = "cuGraphExecKernelNodeSetParams_v2";
+        lock.lock();
+        try {
+            enter(op);
+            SimExec x = execs.get(exec);
+            if (x == null) {
+                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
+            }
+            long[] ref = node(node, op);
+            String d = "hGraphExec=" + hex(exec) + ", hNode=" + hex(node);
+            // CUDA: the node must be one of the graph the exec was instantiated from.
+            if (ref[0] != x.graph) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": the node belongs to graph " + hex(ref[0])
+                        + ", not to graph " + hex(x.graph) + " the exec was instantiated from");
+            }
+            int i = (int) ref[1];
+            Work old = x.run.work(i);
+            if (!(old instanceof Works.Kernel)) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": not a kernel node (" + old.describe() + ")");
+            }
+            // A function of another context (another runtime's) is not in this table: the owning
+            // context of a kernel node's function cannot change.
+            SimFunction f = func == 0 ? null : functions.get(func);
+            if (f == null || !f.module.loaded) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": func=" + hex(func)
+                        + (f == null ? " is not a live function of this context" : ": its module was unloaded"));
+            }
+            x.run = x.run.with(i, kernelWork(f, config, args, op, null));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private long[] node(long node, String op) {
+        long[] ref = nodes.get(node);
+        if (ref == null) {
+            throw err(CudaError.INVALID_VALUE, op, "hNode=" + hex(node) + ": not a node of a live graph");
+        }
+        return ref;
     }
 
     // ---- modules and launches -------------------------------------------------------------------
@@ -1320,38 +1405,43 @@ public final class SimDevice implements Driver {
             SimStream s = stream(stream, op);
             checkInvalidated(s, op);
             SimFunction f = function(func, op, s);
-            if (config == null) {
-                throw bad(s, CudaError.INVALID_VALUE, op, f.name + ": no launch configuration");
-            }
-            String problem = configProblem(config, f.maxDynamicShared);
-            if (problem != null) {
-                throw bad(s, CudaError.INVALID_VALUE, op, f.name + " " + config + " on " + s + ": " + problem);
-            }
-            if (args == null || args.isClosed()) {
-                throw bad(s, CudaError.INVALID_VALUE, op, f.name + ": kernelParams " + (args == null ? "is null" : "is closed"));
-            }
-            if (f.params != null) {
-                String mismatch = PtxParams.mismatch(f.name, f.params, args);
-                if (mismatch != null) {
-                    throw bad(s, CudaError.INVALID_VALUE, op, mismatch);
-                }
-            }
-            int n = args.count();
-            long[] words = new long[n];
-            int[] sizes = new int[n];
-            byte[][] wide = new byte[n][];
-            for (int i = 0; i < n; i++) {
-                sizes[i] = args.size(i);
-                words[i] = args.word(i);
-                if (sizes[i] > 8) {
-                    wide[i] = args.getBytes(i);
-                }
-            }
-            submit(s, new Works.Kernel(f.name, f.kernel, config.grid(), config.block(), config.sharedMemBytes(),
-                    words, wide, sizes), op, f.name);
+            submit(s, kernelWork(f, config, args, op, s), op, f.name);
         } finally {
             lock.unlock();
         }
+    }
+
+    /** The checked kernel work of a launch or a kernel node update; {@code s} is the launch's stream, or null. */
+    private Works.Kernel kernelWork(SimFunction f, LaunchConfig config, KernelArgs args, String op, SimStream s) {
+        if (config == null) {
+            throw bad(s, CudaError.INVALID_VALUE, op, f.name + ": no launch configuration");
+        }
+        String problem = configProblem(config, f.maxDynamicShared);
+        if (problem != null) {
+            throw bad(s, CudaError.INVALID_VALUE, op, f.name + " " + config + (s == null ? "" : " on " + s) + ": " + problem);
+        }
+        if (args == null || args.isClosed()) {
+            throw bad(s, CudaError.INVALID_VALUE, op, f.name + ": kernelParams " + (args == null ? "is null" : "is closed"));
+        }
+        if (f.params != null) {
+            String mismatch = PtxParams.mismatch(f.name, f.params, args);
+            if (mismatch != null) {
+                throw bad(s, CudaError.INVALID_VALUE, op, mismatch);
+            }
+        }
+        int n = args.count();
+        long[] words = new long[n];
+        int[] sizes = new int[n];
+        byte[][] wide = new byte[n][];
+        for (int i = 0; i < n; i++) {
+            sizes[i] = args.size(i);
+            words[i] = args.word(i);
+            if (sizes[i] > 8) {
+                wide[i] = args.getBytes(i);
+            }
+        }
+        return new Works.Kernel(f.name, f.kernel, config.grid(), config.block(), config.sharedMemBytes(),
+                words, wide, sizes);
     }
 
     /** {@return the twin of {@code module::func}: this runtime's table first, then the process-wide one} */
@@ -1437,6 +1527,8 @@ public final class SimDevice implements Driver {
             modules.clear();
             functions.clear();
             graphs.clear();
+            graphNodes.clear();
+            nodes.clear();
             execs.clear();
             captures.clear();
         } finally {
