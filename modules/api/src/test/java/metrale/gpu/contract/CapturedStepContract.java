@@ -1,0 +1,316 @@
+package metrale.gpu.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import metrale.gpu.CapturedStep;
+import metrale.gpu.DevicePtr;
+import metrale.gpu.KernelHandle;
+import metrale.gpu.LaunchConfig;
+import metrale.gpu.StepMismatchException;
+import metrale.gpu.StepOptions;
+import metrale.gpu.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Captured steps: eager traced runs, then a graph replayed while the traces agree; argument-only
+ * changes found by a verification run are set in the graph in place, structural ones recaptured
+ * with the launch trace's diff; a host value that should have been a device value is found.
+ */
+public abstract class CapturedStepContract extends GpuContract {
+
+    private static final int N = 64;
+
+    /** Creates the contract; a backend's subclass is instantiated by JUnit. */
+    protected CapturedStepContract() {
+    }
+
+    private final List<String> reports = new ArrayList<>();
+
+    private StepOptions quiet() {
+        return StepOptions.defaults().reporter(reports::add);
+    }
+
+    /** A step whose trace does not change runs eagerly, is captured once, and then only replays; every run does the work once. */
+    @Test
+    public void agreeingStepIsCapturedOnceAndReplayed() {
+        Stream s = gpu.createStream();
+        DevicePtr p = gpu.alloc(4 * N);
+        gpu.memset(p, 0, 4 * N);
+        long launches0 = gpu.telemetry().counters().launches();
+        try (CapturedStep step = gpu.capturedStep("agree", (g, st) -> {
+            addI32(p, 1, N, st);
+            addI32(p, 10, N, st);
+            addI32(p, 100, N, st);
+        }, quiet().eagerRuns(2))) {
+            assertThat(step.phase()).isEqualTo(CapturedStep.Phase.EAGER);
+            for (int i = 0; i < 10; i++) {
+                step.run(s);
+            }
+            gpu.synchronize(s);
+            assertThat(readInts(p, N)).containsOnly(10 * 111);
+            assertThat(step.phase()).isEqualTo(CapturedStep.Phase.REPLAY);
+            assertThat(step.stats()).isEqualTo(new CapturedStep.Stats(10, 2, 1, 7, 0, 0, 0, 0));
+            assertThat(gpu.telemetry().counters().launches() - launches0)
+                    .as("kernel launches: two eager runs and one capture; replays launch the graph").isEqualTo(9);
+            assertThat(step.inPlaceUnavailable()).isEmpty();
+            assertThat(step.lastDiff()).isEmpty();
+            assertThat(reports).isEmpty();
+        }
+        gpu.free(p);
+        gpu.destroyStream(s);
+    }
+
+    /**
+     * The bug the step exists to find: a host value read by the region changes, replays repeat the
+     * captured value, and the next verification run reports the argument that moved and sets the
+     * graph's node in place.
+     */
+    @Test
+    public void verificationFindsAPlantedHostValue() {
+        Stream s = gpu.createStream();
+        DevicePtr p = gpu.alloc(4 * N);
+        gpu.memset(p, 0, 4 * N);
+        int[] host = {1};
+        try (CapturedStep step = gpu.capturedStep("planted", (g, st) -> {
+            addI32(p, host[0], N, st);
+        }, quiet().verifyEvery(4).throwOnMismatch(true))) {
+            step.run(s);            // eager: +1
+            step.run(s);            // capture: +1
+            step.run(s);            // replay 1 of the verification interval: +1
+            host[0] = 5;
+            step.run(s);            // replay 2: still +1, the stale captured value
+            step.run(s);            // replay 3: +1
+            gpu.synchronize(s);
+            assertThat(readInts(p, N)).as("replays repeat the captured value").containsOnly(5);
+            StepMismatchException e = (StepMismatchException) assertThatThrownBy(() -> step.run(s))
+                    .isInstanceOf(StepMismatchException.class).actual();
+            assertThat(e.diff()).contains("verification run 6 differs from what the graph holds")
+                    .contains("updated 1 kernel node(s) of the graph in place")
+                    .contains("1 differing op(s) of 1")
+                    .contains("#0 " + MODULE + "::add_i32 [kernel] arg1 0x1 -> 0x5 (Δ 4)");
+            step.run(s);            // replay of the updated graph: +5
+            gpu.synchronize(s);
+            assertThat(readInts(p, N)).as("the verification run ran eagerly (+5), the updated graph adds 5").containsOnly(15);
+            CapturedStep.Stats st = step.stats();
+            assertThat(st.updates()).isEqualTo(1);
+            assertThat(st.recaptures()).isZero();
+            assertThat(st.verifications()).isEqualTo(1);
+            assertThat(st.mismatches()).isEqualTo(1);
+            assertThat(reports).hasSize(1);
+        }
+        gpu.free(p);
+        gpu.destroyStream(s);
+    }
+
+    /** Argument and grid changes seen by a traced run are set in the graph in place; no capture happens. */
+    @Test
+    public void argumentOnlyChangesAreUpdatedInPlace() {
+        Stream s = gpu.createStream();
+        DevicePtr a = gpu.alloc(4 * N);
+        DevicePtr b = gpu.alloc(4 * N);
+        gpu.memset(a, 0, 4 * N);
+        gpu.memset(b, 0, 4 * N);
+        DevicePtr[] target = {a};
+        int[] n = {N / 2};
+        try (CapturedStep step = gpu.capturedStep("args", (g, st) -> {
+            g.launch(kernel("add_i32"), LaunchConfig.forElements(n[0], 32), st, args.clear().ptr(target[0]).i32(3).i32(n[0]));
+            addI32(b, 1, N, st);
+        }, quiet())) {
+            step.run(s);
+            step.run(s);
+            assertThat(step.phase()).isEqualTo(CapturedStep.Phase.REPLAY);
+            target[0] = b;
+            n[0] = N;
+            step.runTraced(s);
+            assertThat(step.phase()).isEqualTo(CapturedStep.Phase.REPLAY);
+            assertThat(step.lastDiff()).get().asString()
+                    .contains("updated 1 kernel node(s) of the graph in place")
+                    .contains("#0 " + MODULE + "::add_i32 [kernel] grid [1, 1, 1] -> [2, 1, 1]; arg0 ")
+                    .contains("; arg2 0x20 -> 0x40 (Δ 32)");
+            step.run(s);
+            gpu.synchronize(s);
+            int[] outA = readInts(a, N);
+            for (int i = 0; i < N; i++) {
+                assertThat(outA[i]).as("a[%d]", i).isEqualTo(i < N / 2 ? 6 : 0);
+            }
+            assertThat(readInts(b, N)).as("b: 4 runs of +1 and 2 of +3").containsOnly(10);
+            CapturedStep.Stats st = step.stats();
+            assertThat(st.captures()).isEqualTo(1);
+            assertThat(st.recaptures()).isZero();
+            assertThat(st.updates()).isEqualTo(1);
+            assertThat(st.replays()).isEqualTo(1);
+        }
+        gpu.free(a);
+        gpu.free(b);
+        gpu.destroyStream(s);
+    }
+
+    /** {@link CapturedStep#update} sets one kernel op's arguments without running the region. */
+    @Test
+    public void explicitUpdateSetsOneKernelNode() {
+        Stream s = gpu.createStream();
+        DevicePtr p = gpu.alloc(4 * N);
+        gpu.memset(p, 0, 4 * N);
+        try (CapturedStep step = gpu.capturedStep("explicit", (g, st) -> {
+            gpu.memsetAsync(p, 0, 4, st);
+            addI32(p, 1, N, st);
+        }, quiet())) {
+            assertThatThrownBy(() -> step.update(1, LaunchConfig.of(1, 64), args.clear().ptr(p).i32(2).i32(N)))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("holds no graph");
+            step.run(s);
+            step.run(s);
+            for (int v = 2; v <= 4; v++) {
+                step.update(1, LaunchConfig.of(1, 64), args.clear().ptr(p).i32(v).i32(N));
+                args.clear().ptr(p).i32(-1000).i32(N);
+                step.run(s);
+            }
+            gpu.synchronize(s);
+            int[] out = readInts(p, N);
+            assertThat(out[0]).isEqualTo(4);
+            assertThat(out[N - 1]).isEqualTo(1 + 1 + 2 + 3 + 4);
+            assertThatThrownBy(() -> step.update(0, LaunchConfig.of(1, 64), args.clear().ptr(p).i32(2).i32(N)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("is a memset, not a kernel launch");
+            assertThatThrownBy(() -> step.update(2, LaunchConfig.of(1, 64), args))
+                    .isInstanceOf(IndexOutOfBoundsException.class);
+            assertThat(step.stats().updates()).isEqualTo(3);
+            assertThat(step.stats().replays()).isEqualTo(3);
+        }
+        gpu.free(p);
+        gpu.destroyStream(s);
+    }
+
+    /** A changed op count is a structural change: reported with the diff, and the next run captures again. */
+    @Test
+    public void structuralChangesAreRecapturedWithTheDiff() {
+        Stream s = gpu.createStream();
+        DevicePtr p = gpu.alloc(4 * N);
+        gpu.memset(p, 0, 4 * N);
+        int[] count = {1};
+        try (CapturedStep step = gpu.capturedStep("shape", (g, st) -> {
+            for (int i = 0; i < count[0]; i++) {
+                addI32(p, 1, N, st);
+            }
+        }, quiet().verifyEvery(2))) {
+            step.run(s);            // eager +1
+            step.run(s);            // capture +1
+            count[0] = 2;
+            step.run(s);            // replay (stale: +1)
+            step.run(s);            // verification, eager: +2
+            assertThat(step.phase()).isEqualTo(CapturedStep.Phase.CAPTURE);
+            assertThat(step.lastDiff()).get().asString()
+                    .contains("the op count changed (1 -> 2); the next run captures again")
+                    .contains("OP COUNT differs: prev 1 vs cur 2")
+                    .contains("0 differing op(s) of 1");
+            step.run(s);            // recapture +2
+            step.run(s);            // replay +2
+            gpu.synchronize(s);
+            assertThat(readInts(p, N)).containsOnly(1 + 1 + 1 + 2 + 2 + 2);
+            CapturedStep.Stats st = step.stats();
+            assertThat(st.captures()).isEqualTo(2);
+            assertThat(st.recaptures()).isEqualTo(1);
+            assertThat(st.updates()).isZero();
+            assertThat(step.phase()).isEqualTo(CapturedStep.Phase.REPLAY);
+        }
+        gpu.free(p);
+        gpu.destroyStream(s);
+    }
+
+    /** A changed memset is recaptured, not updated in place: only kernel nodes are set in place. */
+    @Test
+    public void changedMemsetIsRecaptured() {
+        Stream s = gpu.createStream();
+        DevicePtr p = gpu.alloc(4 * N);
+        int[] value = {1};
+        try (CapturedStep step = gpu.capturedStep("memset", (g, st) -> g.memsetAsync(p, value[0], 4 * N, st), quiet())) {
+            step.run(s);
+            step.run(s);
+            value[0] = 2;
+            step.runTraced(s);
+            assertThat(step.lastDiff()).get().asString().contains("op #0 is a memset whose parameters changed")
+                    .contains("[memset] arg1 0x1 -> 0x2 (Δ 1)");
+            step.run(s);
+            gpu.synchronize(s);
+            assertThat(readBytes(p, 4 * N)).containsOnly(2);
+            assertThat(step.stats().recaptures()).isEqualTo(1);
+        }
+        gpu.free(p);
+        gpu.destroyStream(s);
+    }
+
+    /** A region that enqueues other values at every run is not steady: the capture's diff is reported and the step stays eager. */
+    @Test
+    public void unsteadyRegionIsReportedAtCapture() {
+        Stream s = gpu.createStream();
+        DevicePtr p = gpu.alloc(4 * N);
+        gpu.memset(p, 0, 4 * N);
+        int[] k = {0};
+        try (CapturedStep step = gpu.capturedStep("unsteady", (g, st) -> addI32(p, ++k[0], N, st), quiet())) {
+            step.run(s);            // eager +1
+            step.run(s);            // captured +2, differs from the eager run
+            assertThat(step.phase()).isEqualTo(CapturedStep.Phase.EAGER);
+            assertThat(reports).singleElement().asString().contains("run 2 (captured) differs from the eager run before it")
+                    .contains("arg1 0x1 -> 0x2 (Δ 1)");
+            step.run(s);            // eager +3
+            gpu.synchronize(s);
+            assertThat(readInts(p, N)).containsOnly(6);
+            assertThat(step.stats().mismatches()).isEqualTo(1);
+        }
+        gpu.free(p);
+        gpu.destroyStream(s);
+    }
+
+    /** Only the running thread's ops are the step's: another thread's launches during a traced run are not in its trace. */
+    @Test
+    public void anotherThreadsOpsAreNotPartOfTheStep() throws Exception {
+        Stream s = gpu.createStream();
+        Stream other = gpu.createStream();
+        DevicePtr p = gpu.alloc(4 * N);
+        DevicePtr q = gpu.alloc(4 * N);
+        gpu.memset(p, 0, 4 * N);
+        gpu.memset(q, 0, 4 * N);
+        KernelHandle add = kernel("add_i32");
+        try (CapturedStep step = gpu.capturedStep("alone", (g, st) -> {
+            Thread t = Thread.ofPlatform().start(() -> {
+                try (var own = new metrale.gpu.KernelArgs()) {
+                    g.launch(add, LaunchConfig.forElements(N, 64), other, own.ptr(q).i32(1).i32(N));
+                }
+            });
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            addI32(p, 1, N, st);
+        }, quiet())) {
+            step.run(s);
+            step.run(s);
+            assertThat(step.phase()).isEqualTo(CapturedStep.Phase.REPLAY);
+            assertThat(reports).isEmpty();
+        }
+        gpu.synchronize();
+        gpu.free(p);
+        gpu.free(q);
+        gpu.destroyStream(s);
+        gpu.destroyStream(other);
+    }
+
+    /** A closed step refuses runs; close is idempotent and the graph is released. */
+    @Test
+    public void closedStepRefusesRuns() {
+        Stream s = gpu.createStream();
+        DevicePtr p = gpu.alloc(4 * N);
+        CapturedStep step = gpu.capturedStep("closed", (g, st) -> addI32(p, 1, N, st), quiet());
+        step.run(s);
+        step.run(s);
+        step.close();
+        step.close();
+        assertThat(step.phase()).isEqualTo(CapturedStep.Phase.CLOSED);
+        assertThatThrownBy(() -> step.run(s)).isInstanceOf(IllegalStateException.class).hasMessageContaining("'closed' is closed");
+        gpu.synchronize(s);
+        gpu.free(p);
+        gpu.destroyStream(s);
+    }
+}
