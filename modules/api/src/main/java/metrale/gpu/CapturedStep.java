@@ -23,6 +23,12 @@ import java.util.Optional;
  *       region: for a host value the application knows has changed.</li>
  * </ul>
  *
+ * <p>In-place updates need to know which graph node holds which traced op: that is so when the
+ * graph's nodes form one chain (the region enqueues on its stream only) and every node is a traced
+ * op. A region that forks onto other streams, or enqueues host copies, is recaptured instead
+ * ({@link #inPlaceUnavailable()} says why). Memset and copy nodes are never updated in place:
+ * a change to one is recaptured.
+ *
  * <p>Reports use the launch trace's format ({@link metrale.telemetry.LaunchTrace#endAndDiff}):
  * {@code "#i module::func [kernel] arg2 0x1 -> 0x2 (Δ 1)"}, so the op index {@code i} is the one
  * {@link #update} takes. Only the ops the running thread enqueues are recorded; the runtime's

@@ -1,6 +1,7 @@
 package metrale.gpu.internal;
 
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -273,12 +274,22 @@ final class CapturedStepImpl implements CapturedStep {
             noInPlace = "the graph cannot be updated in place: " + e.getMessage();
             return;
         }
-        long[] n = nt[0];
-        long[] types = nt[1];
-        if (n.length != held.length) {
-            noInPlace = "the graph cannot be updated in place: it has " + n.length + " node(s) for " + held.length
+        if (nt[0].length != held.length) {
+            noInPlace = "the graph cannot be updated in place: it has " + nt[0].length + " node(s) for " + held.length
                     + " traced op(s) (the region enqueues work the trace does not record, such as a host copy or a graph launch)";
             return;
+        }
+        int[] order = chain(nt[0], nt[2], nt[3]);
+        if (order == null) {
+            noInPlace = "the graph cannot be updated in place: its nodes are not one chain (the region forks onto"
+                    + " other streams), so which node holds which traced op is unknown";
+            return;
+        }
+        long[] n = new long[order.length];
+        long[] types = new long[order.length];
+        for (int i = 0; i < order.length; i++) {
+            n[i] = nt[0][order[i]];
+            types[i] = nt[1][order[i]];
         }
         for (int i = 0; i < n.length; i++) {
             int want = switch (held[i].kind()) {
@@ -293,6 +304,48 @@ final class CapturedStepImpl implements CapturedStep {
             }
         }
         nodes = n;
+    }
+
+    /**
+     * {@return the node indices in dependency order if the edges make one chain, else {@code null}}
+     * Work captured on one stream is a chain in enqueue order, which is the trace's order; the
+     * order {@code cuGraphGetNodes} returns is not documented, so the edges decide.
+     */
+    static int[] chain(long[] nodes, long[] from, long[] to) {
+        int n = nodes.length;
+        if (from.length != Math.max(0, n - 1)) {
+            return null;
+        }
+        HashMap<Long, Integer> index = new HashMap<>();
+        for (int i = 0; i < n; i++) {
+            index.put(nodes[i], i);
+        }
+        int[] next = new int[n];
+        boolean[] hasPrev = new boolean[n];
+        Arrays.fill(next, -1);
+        for (int e = 0; e < from.length; e++) {
+            Integer a = index.get(from[e]);
+            Integer b = index.get(to[e]);
+            if (a == null || b == null || next[a] != -1 || hasPrev[b]) {
+                return null;
+            }
+            next[a] = b;
+            hasPrev[b] = true;
+        }
+        int[] order = new int[n];
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            if (!hasPrev[i]) {
+                for (int c = i; c != -1 && k <= n; c = next[c]) {
+                    if (k == n) {
+                        return null;
+                    }
+                    order[k++] = c;
+                }
+                break;
+            }
+        }
+        return k == n ? order : null;
     }
 
     private void dropGraph() {

@@ -1613,8 +1613,8 @@ public final class GpuRuntime implements Gpu {
     }
 
     /**
-     * For {@link CapturedStepImpl}: the nodes of a graph made by {@link #endCapture} and their
-     * {@code CUgraphNodeType}s, as {@code {nodes, types}}.
+     * For {@link CapturedStepImpl}: the nodes of a graph made by {@link #endCapture}, their
+     * {@code CUgraphNodeType}s and edges, as {@code {nodes, types, from, to}}.
      *
      * @throws GpuException {@code NOT_SUPPORTED} where the driver has no node access
      */
@@ -1624,12 +1624,13 @@ public final class GpuRuntime implements Gpu {
         try {
             HandleTable.Slot g = liveGraph(graph, op);
             try {
+                long[][] edges = driver.graphGetEdges((Long) g.extra());
                 long[] nodes = driver.graphGetNodes((Long) g.extra());
                 long[] types = new long[nodes.length];
                 for (int i = 0; i < nodes.length; i++) {
                     types[i] = driver.graphNodeType(nodes[i]);
                 }
-                return new long[][] {nodes, types};
+                return new long[][] {nodes, types, edges[0], edges[1]};
             } catch (GpuException e) {
                 throw fail(e, op + " " + graph);
             }

@@ -351,8 +351,7 @@ public interface Driver extends AutoCloseable {
     int NODE_EMPTY = 5;
 
     /**
-     * {@code cuGraphGetNodes}: the graph's nodes. For a capture on one stream they come in the
-     * order the work was enqueued (what {@code cuGraphGetNodes} returns for a captured chain).
+     * {@code cuGraphGetNodes}: the graph's nodes, in no documented order (see {@link #graphGetEdges}).
      * A driver without it throws {@code NOT_SUPPORTED}.
      *
      * @param graph the graph (not the executable graph)
@@ -360,6 +359,17 @@ public interface Driver extends AutoCloseable {
      */
     default long[] graphGetNodes(long graph) {
         throw new GpuException(CudaError.NOT_SUPPORTED, "cuGraphGetNodes", "the " + name() + " driver has no graph node access");
+    }
+
+    /**
+     * {@code cuGraphGetEdges}: the graph's dependency edges; {@code to[i]} depends on {@code from[i]}.
+     * A driver without it throws {@code NOT_SUPPORTED}.
+     *
+     * @param graph the graph
+     * @return {@code {from, to}}, of equal length
+     */
+    default long[][] graphGetEdges(long graph) {
+        throw new GpuException(CudaError.NOT_SUPPORTED, "cuGraphGetEdges", "the " + name() + " driver has no graph node access");
     }
 
     /**

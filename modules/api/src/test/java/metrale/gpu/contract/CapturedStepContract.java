@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import metrale.gpu.CapturedStep;
 import metrale.gpu.DevicePtr;
+import metrale.gpu.Event;
 import metrale.gpu.KernelHandle;
 import metrale.gpu.LaunchConfig;
 import metrale.gpu.StepMismatchException;
@@ -295,6 +296,48 @@ public abstract class CapturedStepContract extends GpuContract {
         gpu.free(q);
         gpu.destroyStream(s);
         gpu.destroyStream(other);
+    }
+
+    /** A region forked onto a second stream is no chain of nodes: its graph is not updated in place, an argument change is recaptured. */
+    @Test
+    public void aForkedRegionIsRecapturedNotUpdated() {
+        Stream s = gpu.createStream();
+        Stream side = gpu.createStream(true);
+        Event fork = gpu.createEvent(2);
+        Event join = gpu.createEvent(2);
+        DevicePtr p = gpu.alloc(4 * N);
+        DevicePtr q = gpu.alloc(4 * N);
+        gpu.memset(p, 0, 4 * N);
+        gpu.memset(q, 0, 4 * N);
+        int[] v = {1};
+        try (CapturedStep step = gpu.capturedStep("fork", (g, st) -> {
+            g.recordEvent(fork, st);
+            g.streamWaitEvent(side, fork);
+            addI32(q, v[0], N, side);
+            addI32(p, 1, N, st);
+            g.recordEvent(join, side);
+            g.streamWaitEvent(st, join);
+        }, quiet())) {
+            step.run(s);
+            step.run(s);
+            assertThat(step.phase()).isEqualTo(CapturedStep.Phase.REPLAY);
+            assertThat(step.inPlaceUnavailable()).get().asString().contains("not one chain");
+            v[0] = 3;
+            step.runTraced(s);
+            assertThat(step.lastDiff()).get().asString().contains("only arguments changed, but the graph cannot be updated in place")
+                    .contains("the next run captures again");
+            step.run(s);
+            gpu.synchronize();
+            assertThat(readInts(q, N)).containsOnly(1 + 1 + 3 + 3);
+            assertThat(readInts(p, N)).containsOnly(4);
+            assertThat(step.stats().recaptures()).isEqualTo(1);
+        }
+        gpu.free(p);
+        gpu.free(q);
+        gpu.destroyEvent(fork);
+        gpu.destroyEvent(join);
+        gpu.destroyStream(side);
+        gpu.destroyStream(s);
     }
 
     /** A closed step refuses runs; close is idempotent and the graph is released. */

@@ -452,6 +452,12 @@ public final class CudaDevice implements Driver {
     }
 
     @Override
+    public long[][] graphGetEdges(long graph) {
+        bind("cuGraphGetEdges");
+        return CudaLib.graphGetEdges(graph);
+    }
+
+    @Override
     public int graphNodeType(long node) {
         bind("cuGraphNodeGetType");
         return CudaLib.graphNodeGetType(node);

@@ -152,6 +152,10 @@ public final class CudaLib {
     private static final MethodHandle cuGraphExecDestroy = required("cuGraphExecDestroy", fd(JAVA_LONG));
     private static final MethodHandle cuGraphDestroy = required("cuGraphDestroy", fd(JAVA_LONG));
     private static final MethodHandle cuGraphGetNodes = required("cuGraphGetNodes", fd(JAVA_LONG, ADDRESS, ADDRESS));
+    /** {@code cuda.h} 12.3+ maps {@code cuGraphGetEdges} to {@code _v2}, which takes an edge-data array before the count. */
+    private static final MethodHandle cuGraphGetEdges_v2 = optional("cuGraphGetEdges_v2", fd(JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    private static final MethodHandle cuGraphGetEdges = cuGraphGetEdges_v2 != null ? null
+            : required("cuGraphGetEdges", fd(JAVA_LONG, ADDRESS, ADDRESS, ADDRESS));
     private static final MethodHandle cuGraphNodeGetType = required("cuGraphNodeGetType", fd(JAVA_LONG, ADDRESS));
     /**
      * {@code cuda.h} 12.0+ maps {@code cuGraphExecKernelNodeSetParams} to {@code _v2}; the v1 struct is
@@ -1318,6 +1322,51 @@ public final class CudaLib {
         } catch (Throwable t) {
             throw unreachable(t);
         }
+    }
+
+    /**
+     * {@snippet lang=c :
+     * CUresult cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to,
+     *                             CUgraphEdgeData *edgeData, size_t *numEdges);
+     * CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, size_t *numEdges);
+     * }
+     * The first where the driver has it, with {@code edgeData} NULL (a captured graph's edges carry
+     * default data, so the query is not lossy). Called twice: once for the count, once for the edges.
+     *
+     * @param graph the graph
+     * @return {@code {from, to}}: {@code to[i]} depends on {@code from[i]}
+     */
+    static long[][] graphGetEdges(long graph) {
+        String name = cuGraphGetEdges_v2 != null ? "cuGraphGetEdges_v2" : "cuGraphGetEdges";
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment count = arena.allocate(JAVA_LONG);
+            int st = edges(graph, MemorySegment.NULL, MemorySegment.NULL, count);
+            if (st != SUCCESS) {
+                throw error(st, name, "hGraph=" + hex(graph) + ", from=NULL, to=NULL");
+            }
+            long n = count.get(JAVA_LONG, 0);
+            if (n == 0) {
+                return new long[][] {new long[0], new long[0]};
+            }
+            MemorySegment from = arena.allocate(JAVA_LONG, n);
+            MemorySegment to = arena.allocate(JAVA_LONG, n);
+            st = edges(graph, from, to, count);
+            if (st != SUCCESS) {
+                throw error(st, name, "hGraph=" + hex(graph) + ", numEdges=" + n);
+            }
+            long bytes = count.get(JAVA_LONG, 0) * JAVA_LONG.byteSize();
+            return new long[][] {from.asSlice(0, bytes).toArray(JAVA_LONG), to.asSlice(0, bytes).toArray(JAVA_LONG)};
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    private static int edges(long graph, MemorySegment from, MemorySegment to, MemorySegment count) throws Throwable {
+        return cuGraphGetEdges_v2 != null
+                ? (int) cuGraphGetEdges_v2.invokeExact(graph, from, to, MemorySegment.NULL, count)
+                : (int) cuGraphGetEdges.invokeExact(graph, from, to, count);
     }
 
     /**

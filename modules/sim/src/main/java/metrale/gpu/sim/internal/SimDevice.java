@@ -1247,6 +1247,36 @@ public final class SimDevice implements Driver {
     }
 
     @Override
+    public long[][] graphGetEdges(long graph) {
+        String op = "cuGraphGetEdges_v2";
+        lock.lock();
+        try {
+            enter(op);
+            List<Works.Node> g = graphs.get(graph);
+            if (g == null) {
+                throw err(CudaError.INVALID_VALUE, op, "hGraph=" + hex(graph) + ": not a live graph");
+            }
+            long[] ids = graphNodes.get(graph);
+            int n = 0;
+            for (Works.Node node : g) {
+                n += node.deps().length;
+            }
+            long[] from = new long[n];
+            long[] to = new long[n];
+            int k = 0;
+            for (int i = 0; i < g.size(); i++) {
+                for (int dep : g.get(i).deps()) {
+                    from[k] = ids[dep];
+                    to[k++] = ids[i];
+                }
+            }
+            return new long[][] {from, to};
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
     public int graphNodeType(long node) {
         String op = "cuGraphNodeGetType";
         lock.lock();
