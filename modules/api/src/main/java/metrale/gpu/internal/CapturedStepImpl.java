@@ -221,7 +221,7 @@ final class CapturedStepImpl implements CapturedStep {
         phase = Phase.EAGER;
         eagerLeft = options.eagerRuns();
         report("run " + runs + " (captured) differs from the eager run before it, so the region is not steady: "
-                + "the captured graph ran once and was dropped; the next " + eagerLeft + " run(s) are eager again", d);
+                + "the captured graph ran once and was dropped; the next " + eagerLeft + " run(s) are eager again", d, false);
     }
 
     private void verify(Stream stream) {
@@ -234,27 +234,42 @@ final class CapturedStepImpl implements CapturedStep {
         mismatches++;
         String action;
         String structural = structuralChange(rec);
+        GpuException refused = null;
         if (structural == null && nodes != null) {
             int k = 0;
-            for (int i = 0; i < held.length; i++) {
-                TraceEntry c = rec.entries.get(i);
-                if (!c.equals(held[i])) {
-                    LaunchConfig cfg = new LaunchConfig(Dim3.of(c.gridX(), c.gridY(), c.gridZ()),
-                            Dim3.of(c.blockX(), c.blockY(), c.blockZ()), c.sharedMemBytes());
-                    rt.setKernelNode(graph, nodes[i], c.func(), cfg, rec.args.get(i).fill(scratch()));
-                    held[i] = c;
-                    k++;
+            try {
+                for (int i = 0; i < held.length; i++) {
+                    TraceEntry c = rec.entries.get(i);
+                    if (!c.equals(held[i])) {
+                        LaunchConfig cfg = new LaunchConfig(Dim3.of(c.gridX(), c.gridY(), c.gridZ()),
+                                Dim3.of(c.blockX(), c.blockY(), c.blockZ()), c.sharedMemBytes());
+                        rt.setKernelNode(graph, nodes[i], c.func(), cfg, rec.args.get(i).fill(scratch()));
+                        held[i] = c;
+                        k++;
+                    }
                 }
+            } catch (GpuException e) {
+                if (e.error().isSticky()) {
+                    throw e;
+                }
+                refused = e;
             }
-            updates++;
-            action = "updated " + k + " kernel node(s) of the graph in place";
+            if (refused == null) {
+                updates++;
+            }
+            action = refused == null ? "updated " + k + " kernel node(s) of the graph in place" : null;
         } else {
+            action = null;
+        }
+        if (action == null) {
             phase = Phase.CAPTURE;
             ref = rec.entries;
-            action = (structural != null ? structural : "only arguments changed, but " + noInPlace)
+            action = (structural != null ? structural
+                    : refused != null ? "the driver refused the in-place update (" + refused.getMessage() + ")"
+                    : "only arguments changed, but " + noInPlace)
                     + "; the next run captures again";
         }
-        report("verification run " + runs + " differs from what the graph holds: " + action, d);
+        report("verification run " + runs + " differs from what the graph holds: " + action, d, true);
     }
 
     // ---- the graph ---------------------------------------------------------------------------
@@ -407,11 +422,11 @@ final class CapturedStepImpl implements CapturedStep {
         return null;
     }
 
-    private void report(String what, String diff) {
+    private void report(String what, String diff, boolean verification) {
         String r = "captured step '" + name + "': " + what + "\n" + diff;
         lastDiff = r;
         options.reporter().accept(r);
-        if (options.throwOnMismatch() && what.startsWith("verification")) {
+        if (options.throwOnMismatch() && verification) {
             throw new StepMismatchException(name, what + "\n" + diff);
         }
     }
