@@ -240,13 +240,18 @@ final class CapturedStepImpl implements CapturedStep {
             try {
                 for (int i = 0; i < held.length; i++) {
                     TraceEntry c = rec.entries.get(i);
-                    if (!c.equals(held[i])) {
+                    if (c.equals(held[i])) {
+                        continue;
+                    }
+                    if (c.kind() == OpKind.MEMSET) {
+                        rt.setMemsetNode(graph, nodes[i], c.arg(0), (int) c.arg(1), c.arg(2));
+                    } else {
                         LaunchConfig cfg = new LaunchConfig(Dim3.of(c.gridX(), c.gridY(), c.gridZ()),
                                 Dim3.of(c.blockX(), c.blockY(), c.blockZ()), c.sharedMemBytes());
                         rt.setKernelNode(graph, nodes[i], c.func(), cfg, rec.args.get(i).fill(scratch()));
-                        held[i] = c;
-                        k++;
                     }
+                    held[i] = c;
+                    k++;
                 }
             } catch (GpuException e) {
                 if (e.error().isSticky()) {
@@ -257,7 +262,7 @@ final class CapturedStepImpl implements CapturedStep {
             if (refused == null) {
                 updates++;
             }
-            action = refused == null ? "updated " + k + " kernel node(s) of the graph in place" : null;
+            action = refused == null ? "updated " + k + " node(s) of the graph in place" : null;
         } else {
             action = null;
         }
@@ -412,8 +417,12 @@ final class CapturedStepImpl implements CapturedStep {
                 return "op #" + i + " is another op (" + names.nameOf(p.func()) + " [" + p.kind().label() + "] -> "
                         + names.nameOf(c.func()) + " [" + c.kind().label() + "])";
             }
-            if (c.kind() != OpKind.KERNEL) {
-                return "op #" + i + " is a " + c.kind().label() + " whose parameters changed (memset and copy nodes are not updated in place)";
+            if (c.kind() == OpKind.MEMSET && c.arg(2) != p.arg(2)) {
+                return "op #" + i + " is a memset whose size changed (" + p.arg(2) + " -> " + c.arg(2)
+                        + " bytes; only a memset's destination and value are updated in place)";
+            }
+            if (c.kind() == OpKind.D2D) {
+                return "op #" + i + " is a " + c.kind().label() + " whose parameters changed (copy nodes are not updated in place)";
             }
             if (p.argc() != c.argc()) {
                 return "op #" + i + " takes another argument count (" + p.argc() + " -> " + c.argc() + ")";

@@ -1662,6 +1662,26 @@ public final class GpuRuntime implements Gpu {
         }
     }
 
+    /**
+     * For {@link CapturedStepImpl}: sets a memset node of an instantiated graph in place
+     * ({@code cuGraphExecMemsetNodeSetParams}), for replays launched after this call.
+     */
+    void setMemsetNode(GraphHandle graph, long node, long ptr, int value, long bytes) {
+        String op = "setMemsetNode";
+        int gt = gate.enter(op);
+        try {
+            HandleTable.Slot g = liveGraph(graph, op);
+            checkRange(ptr, bytes, op, "ptr");
+            try {
+                driver.graphExecMemsetNodeSetParams(g.raw(), node, ptr, value, bytes);
+            } catch (GpuException e) {
+                throw fail(e, op + " " + bytes + " B at 0x" + Long.toHexString(ptr) + " in " + graph);
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
     private HandleTable.Slot liveGraph(GraphHandle graph, String op) {
         HandleTable.Slot g = graphs.get(Objects.requireNonNull(graph, "graph").handle());
         if (g == null) {

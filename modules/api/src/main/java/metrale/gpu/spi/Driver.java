@@ -400,6 +400,24 @@ public interface Driver extends AutoCloseable {
                 "the " + name() + " driver cannot update graph nodes in place");
     }
 
+    /**
+     * {@code cuGraphExecMemsetNodeSetParams} for a one-dimensional byte memset: sets the node's
+     * destination, value and byte count in an executable graph, for launches made after this call.
+     * The node must be a memset node of the graph the exec was instantiated from, the size non-zero,
+     * the destination memory of the same kind (device, managed, page-locked) and context as the
+     * original's; CUDA may also refuse a changed size. Otherwise {@code INVALID_VALUE}.
+     *
+     * @param exec  the executable graph
+     * @param node  the memset node of the exec's graph
+     * @param ptr   the destination
+     * @param value the byte value (low 8 bits)
+     * @param bytes the byte count
+     */
+    default void graphExecMemsetNodeSetParams(long exec, long node, long ptr, int value, long bytes) {
+        throw new GpuException(CudaError.NOT_SUPPORTED, "cuGraphExecMemsetNodeSetParams",
+                "the " + name() + " driver cannot update graph nodes in place");
+    }
+
     // ---- modules and launches -----------------------------------------------------------------
 
     /**

@@ -89,7 +89,7 @@ public abstract class CapturedStepContract extends GpuContract {
             StepMismatchException e = (StepMismatchException) assertThatThrownBy(() -> step.run(s))
                     .isInstanceOf(StepMismatchException.class).actual();
             assertThat(e.diff()).contains("verification run 6 differs from what the graph holds")
-                    .contains("updated 1 kernel node(s) of the graph in place")
+                    .contains("updated 1 node(s) of the graph in place")
                     .contains("1 differing op(s) of 1")
                     .contains("#0 " + MODULE + "::add_i32 [kernel] arg1 0x1 -> 0x5 (Δ 4)");
             step.run(s);            // replay of the updated graph: +5
@@ -128,7 +128,7 @@ public abstract class CapturedStepContract extends GpuContract {
             step.runTraced(s);
             assertThat(step.phase()).isEqualTo(CapturedStep.Phase.REPLAY);
             assertThat(step.lastDiff()).get().asString()
-                    .contains("updated 1 kernel node(s) of the graph in place")
+                    .contains("updated 1 node(s) of the graph in place")
                     .contains("#0 " + MODULE + "::add_i32 [kernel] grid [1, 1, 1] -> [2, 1, 1]; arg0 ")
                     .contains("; arg2 0x20 -> 0x40 (Δ 32)");
             step.run(s);
@@ -219,25 +219,66 @@ public abstract class CapturedStepContract extends GpuContract {
         gpu.destroyStream(s);
     }
 
-    /** A changed memset is recaptured, not updated in place: only kernel nodes are set in place. */
+    /** A memset's destination and value are set in place; a changed size is recaptured. */
     @Test
-    public void changedMemsetIsRecaptured() {
+    public void memsetValueIsUpdatedInPlaceAndItsSizeRecaptured() {
         Stream s = gpu.createStream();
         DevicePtr p = gpu.alloc(4 * N);
+        DevicePtr q = gpu.alloc(4 * N);
         int[] value = {1};
-        try (CapturedStep step = gpu.capturedStep("memset", (g, st) -> g.memsetAsync(p, value[0], 4 * N, st), quiet())) {
+        DevicePtr[] dst = {p};
+        long[] bytes = {4 * N};
+        try (CapturedStep step = gpu.capturedStep("memset", (g, st) -> g.memsetAsync(dst[0], value[0], bytes[0], st), quiet())) {
             step.run(s);
             step.run(s);
             value[0] = 2;
+            dst[0] = q;
             step.runTraced(s);
-            assertThat(step.lastDiff()).get().asString().contains("op #0 is a memset whose parameters changed")
-                    .contains("[memset] arg1 0x1 -> 0x2 (Δ 1)");
+            assertThat(step.lastDiff()).get().asString().contains("updated 1 node(s) of the graph in place")
+                    .contains("[memset] arg0 ").contains("; arg1 0x1 -> 0x2 (Δ 1)");
+            gpu.memset(q, 0, 4 * N);
+            gpu.synchronize();
             step.run(s);
             gpu.synchronize(s);
-            assertThat(readBytes(p, 4 * N)).containsOnly(2);
+            assertThat(readBytes(q, 4 * N)).as("the replay set the new destination to the new value").containsOnly(2);
+            assertThat(readBytes(p, 4 * N)).containsOnly(1);
+            bytes[0] = 8;
+            step.runTraced(s);
+            assertThat(step.lastDiff()).get().asString().contains("op #0 is a memset whose size changed (256 -> 8 bytes")
+                    .contains("the next run captures again");
+            step.run(s);
+            CapturedStep.Stats st = step.stats();
+            assertThat(st.updates()).isEqualTo(1);
+            assertThat(st.recaptures()).isEqualTo(1);
+        }
+        gpu.synchronize();
+        gpu.free(p);
+        gpu.free(q);
+        gpu.destroyStream(s);
+    }
+
+    /** A changed device-to-device copy is recaptured: copy nodes are not set in place. */
+    @Test
+    public void changedCopyIsRecaptured() {
+        Stream s = gpu.createStream();
+        DevicePtr src = gpu.alloc(4 * N);
+        DevicePtr dst = gpu.alloc(4 * N);
+        gpu.copyH2D(iota(N, 0), src);
+        long[] bytes = {4};
+        try (CapturedStep step = gpu.capturedStep("copy", (g, st) -> g.copyD2DAsync(src, dst, bytes[0], st), quiet())) {
+            step.run(s);
+            step.run(s);
+            bytes[0] = 4 * N;
+            step.runTraced(s);
+            assertThat(step.lastDiff()).get().asString().contains("op #0 is a d2d whose parameters changed")
+                    .contains("[d2d] arg2 0x4 -> 0x100 (Δ 252)");
+            step.run(s);
+            gpu.synchronize(s);
+            assertThat(readInts(dst, N)).containsExactly(iota(N, 0));
             assertThat(step.stats().recaptures()).isEqualTo(1);
         }
-        gpu.free(p);
+        gpu.free(src);
+        gpu.free(dst);
         gpu.destroyStream(s);
     }
 

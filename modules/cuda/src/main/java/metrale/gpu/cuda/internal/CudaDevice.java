@@ -452,6 +452,12 @@ public final class CudaDevice implements Driver {
     }
 
     @Override
+    public void graphExecMemsetNodeSetParams(long exec, long node, long ptr, int value, long bytes) {
+        bind("cuGraphExecMemsetNodeSetParams");
+        CudaLib.graphExecMemsetNodeSetParams(exec, node, ptr, value, bytes, ctx);
+    }
+
+    @Override
     public long[][] graphGetEdges(long graph) {
         bind("cuGraphGetEdges");
         return CudaLib.graphGetEdges(graph);

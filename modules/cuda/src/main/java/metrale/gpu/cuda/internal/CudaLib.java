@@ -156,6 +156,8 @@ public final class CudaLib {
     private static final MethodHandle cuGraphGetEdges_v2 = optional("cuGraphGetEdges_v2", fd(JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
     private static final MethodHandle cuGraphGetEdges = cuGraphGetEdges_v2 != null ? null
             : required("cuGraphGetEdges", fd(JAVA_LONG, ADDRESS, ADDRESS, ADDRESS));
+    private static final MethodHandle cuGraphExecMemsetNodeSetParams = required("cuGraphExecMemsetNodeSetParams",
+            fd(JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG));
     private static final MethodHandle cuGraphNodeGetType = required("cuGraphNodeGetType", fd(JAVA_LONG, ADDRESS));
     /**
      * {@code cuda.h} 12.0+ maps {@code cuGraphExecKernelNodeSetParams} to {@code _v2}; the v1 struct is
@@ -219,6 +221,15 @@ public final class CudaLib {
             ADDRESS.withName("extra"),
             JAVA_LONG.withName("kern"),
             JAVA_LONG.withName("ctx")).withName("CUDA_KERNEL_NODE_PARAMS_v2");
+
+    /** {@code CUDA_MEMSET_NODE_PARAMS}: a one-dimensional memset has height 1 and an unused pitch. */
+    static final StructLayout CUDA_MEMSET_NODE_PARAMS = MemoryLayout.structLayout(
+            JAVA_LONG.withName("dst"),
+            JAVA_LONG.withName("pitch"),
+            JAVA_INT.withName("value"),
+            JAVA_INT.withName("elementSize"),
+            JAVA_LONG.withName("width"),
+            JAVA_LONG.withName("height")).withName("CUDA_MEMSET_NODE_PARAMS");
 
     /** One params struct per thread, so a node update (once per step in a steady loop) allocates nothing. */
     private static final ThreadLocal<MemorySegment> KERNEL_NODE_PARAMS =
@@ -1436,6 +1447,41 @@ public final class CudaLib {
             throw error(st, EXEC_KERNEL_NODE_SET_PARAMS, "hGraphExec=" + hex(exec) + ", hNode=" + hex(node)
                     + ", func=" + hex(func) + ", grid=[" + gx + ", " + gy + ", " + gz + "], block=[" + bx + ", "
                     + by + ", " + bz + "], smem=" + smem);
+        }
+    }
+
+    /**
+     * {@snippet lang=c :
+     * CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+     *                                         const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx);
+     * }
+     * A one-dimensional byte memset ({@code elementSize} 1, {@code height} 1), as {@code cuMemsetD8Async} captures.
+     *
+     * @param exec  the executable graph
+     * @param node  a memset node of the graph it was instantiated from
+     * @param dst   the destination
+     * @param value the byte value
+     * @param bytes the byte count
+     * @param ctx   the context the node runs in
+     */
+    static void graphExecMemsetNodeSetParams(long exec, long node, long dst, int value, long bytes, long ctx) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocate(CUDA_MEMSET_NODE_PARAMS);
+            p.set(JAVA_LONG, 0, dst);
+            p.set(JAVA_LONG, 8, 0L);
+            p.set(JAVA_INT, 16, value & 0xff);
+            p.set(JAVA_INT, 20, 1);
+            p.set(JAVA_LONG, 24, bytes);
+            p.set(JAVA_LONG, 32, 1L);
+            int st = (int) cuGraphExecMemsetNodeSetParams.invokeExact(exec, node, p, ctx);
+            if (st != SUCCESS) {
+                throw error(st, "cuGraphExecMemsetNodeSetParams", "hGraphExec=" + hex(exec) + ", hNode=" + hex(node)
+                        + ", dst=" + hex(dst) + ", value=" + (value & 0xff) + ", width=" + bytes);
+            }
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
         }
     }
 

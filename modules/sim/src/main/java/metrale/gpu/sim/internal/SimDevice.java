@@ -1167,7 +1167,14 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.INVALID_VALUE, op, "graph=" + hex(graph) + ": not a live graph");
             }
             long x = Ids.handle();
-            execs.put(x, new SimExec(graph, new Works.GraphRun(nodes, "graph exec " + hex(x))));
+            Alloc.Kind[] kinds = new Alloc.Kind[nodes.size()];
+            for (int i = 0; i < kinds.length; i++) {
+                if (nodes.get(i).work() instanceof Works.Memset m) {
+                    Alloc a = memory.find(m.ptr());
+                    kinds[i] = a == null ? null : a.kind;
+                }
+            }
+            execs.put(x, new SimExec(graph, new Works.GraphRun(nodes, "graph exec " + hex(x)), kinds));
             return x;
         } finally {
             lock.unlock();
@@ -1319,6 +1326,51 @@ public final class SimDevice implements Driver {
                         + (f == null ? " is not a live function of this context" : ": its module was unloaded"));
             }
             x.run = x.run.with(i, kernelWork(f, config, args, op, null));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void graphExecMemsetNodeSetParams(long exec, long node, long ptr, int value, long bytes) {
+        String op = "cuGraphExecMemsetNodeSetParams";
+        lock.lock();
+        try {
+            enter(op);
+            SimExec x = execs.get(exec);
+            if (x == null) {
+                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
+            }
+            long[] ref = node(node, op);
+            String d = "hGraphExec=" + hex(exec) + ", hNode=" + hex(node) + ", dst=" + hex(ptr) + ", bytes=" + bytes;
+            if (ref[0] != x.graph) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": the node belongs to graph " + hex(ref[0])
+                        + ", not to graph " + hex(x.graph) + " the exec was instantiated from");
+            }
+            int i = (int) ref[1];
+            if (!(x.run.work(i) instanceof Works.Memset old)) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": not a memset node (" + x.run.work(i).describe() + ")");
+            }
+            // CUDA: zero-sized operations are not supported; the new destination must be the same
+            // kind of allocation, of the same context, as the original; a changed size may be
+            // refused (the simulator always refuses it, the strictest reading).
+            if (bytes <= 0) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": zero-sized (or negative) memset nodes are not supported");
+            }
+            if (bytes != old.bytes()) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": the width changed (" + old.bytes() + " -> " + bytes
+                        + " bytes); only the destination and the value of a memset node may change");
+            }
+            Alloc to = memory.find(ptr, bytes);
+            if (to == null) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": the destination " + memory.explain(ptr, bytes));
+            }
+            Alloc.Kind was = x.memsetKinds[i];
+            if (was != null && was != to.kind) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": the destination is " + to.kind.label + " memory where the node's was "
+                        + was.label + " memory at instantiation; it must be the same kind of allocation");
+            }
+            x.run = x.run.with(i, new Works.Memset(old.op(), ptr, (byte) value, bytes));
         } finally {
             lock.unlock();
         }

@@ -8,11 +8,14 @@ package metrale.gpu.sim.internal;
 final class SimExec {
 
     final long graph;
+    /** Per node, the kind of memory a memset node's destination was at instantiation, else {@code null}. */
+    final Alloc.Kind[] memsetKinds;
     Works.GraphRun run;
     Op lastLaunch;
 
-    SimExec(long graph, Works.GraphRun run) {
+    SimExec(long graph, Works.GraphRun run, Alloc.Kind[] memsetKinds) {
         this.graph = graph;
         this.run = run;
+        this.memsetKinds = memsetKinds;
     }
 }

@@ -139,4 +139,37 @@ class SimGraphNodeTest {
         d.graphDestroy(g);
         d.graphDestroy(other);
     }
+
+    @Test
+    void aMemsetNodeTakesANewDestinationAndValueOfTheSameKindAndSize() {
+        long g = capture();
+        long x = d.graphInstantiate(g);
+        long[] nodes = d.graphGetNodes(g);
+        long q = d.memAlloc(64);
+        d.memsetD8(q, 0, 64);
+        d.graphExecMemsetNodeSetParams(x, nodes[0], q, 7, 4);
+        d.graphLaunch(x, s);
+        d.streamSynchronize(s);
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(4);
+            d.memcpyDtoH(out, q, 4);
+            assertThat(out.toArray(ValueLayout.JAVA_BYTE)).containsOnly((byte) 7);
+        }
+        assertThat(fails(CudaError.INVALID_VALUE, () -> d.graphExecMemsetNodeSetParams(x, nodes[1], q, 7, 4)))
+                .hasMessageContaining("not a memset node");
+        assertThat(fails(CudaError.INVALID_VALUE, () -> d.graphExecMemsetNodeSetParams(x, nodes[0], q, 7, 0)))
+                .hasMessageContaining("zero-sized");
+        assertThat(fails(CudaError.INVALID_VALUE, () -> d.graphExecMemsetNodeSetParams(x, nodes[0], q, 7, 8)))
+                .hasMessageContaining("the width changed (4 -> 8 bytes)");
+        d.memFree(q);
+        assertThat(fails(CudaError.INVALID_VALUE, () -> d.graphExecMemsetNodeSetParams(x, nodes[0], q, 7, 4)))
+                .hasMessageContaining("the destination");
+        MemorySegment host = d.memHostAlloc(64, 0);
+        long hostPtr = d.memHostGetDevicePointer(host);
+        assertThat(fails(CudaError.INVALID_VALUE, () -> d.graphExecMemsetNodeSetParams(x, nodes[0], hostPtr, 7, 4)))
+                .hasMessageContaining("must be the same kind of allocation");
+        d.memFreeHost(host);
+        d.graphExecDestroy(x);
+        d.graphDestroy(g);
+    }
 }
