@@ -74,11 +74,13 @@ public interface CapturedStep extends AutoCloseable {
      * @param replays       runs that replayed the graph
      * @param updates       in-place updates: verification runs that updated the graph, and {@link #update} calls
      * @param recaptures    captures after the first, because a diff showed a structural change or an unsteady region
+     * @param execUpdates   recaptures applied to the existing executable graph ({@code cuGraphExecUpdate},
+     *                      the topology being the same) instead of instantiating a new one
      * @param verifications verification runs
      * @param mismatches    diffs that were not empty (captured against eager, verification against graph)
      */
     record Stats(long runs, long eagerRuns, long captures, long replays, long updates, long recaptures,
-                 long verifications, long mismatches) {
+                 long execUpdates, long verifications, long mismatches) {
     }
 
     /** {@return the name the step was made with} */

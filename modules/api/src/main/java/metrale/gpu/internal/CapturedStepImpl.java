@@ -52,6 +52,7 @@ final class CapturedStepImpl implements CapturedStep {
     private long replays;
     private long updates;
     private long recaptures;
+    private long execUpdates;
     private long verifications;
     private long mismatches;
     private String lastDiff;
@@ -139,7 +140,7 @@ final class CapturedStepImpl implements CapturedStep {
 
     @Override
     public synchronized Stats stats() {
-        return new Stats(runs, eagerRunCount, captures, replays, updates, recaptures, verifications, mismatches);
+        return new Stats(runs, eagerRunCount, captures, replays, updates, recaptures, execUpdates, verifications, mismatches);
     }
 
     @Override
@@ -185,7 +186,6 @@ final class CapturedStepImpl implements CapturedStep {
     }
 
     private void capture(Stream stream) {
-        dropGraph();
         StepRecorder rec = new StepRecorder();
         rt.beginCapture(stream, options.captureMode());
         rt.beginStepTrace(rec);
@@ -201,11 +201,27 @@ final class CapturedStepImpl implements CapturedStep {
             throw e;
         }
         rt.endStepTrace();
-        GraphHandle g = rt.endCapture(stream);
+        GraphHandle old = graph;
+        int[] result = new int[1];
+        GraphHandle g;
+        try {
+            g = rt.endCaptureInto(stream, old, result);
+        } catch (RuntimeException | Error e) {
+            dropGraph();
+            throw e;
+        }
         if (captures++ > 0) {
             recaptures++;
         }
-        install(g, rec.entries);
+        if (g == old) {
+            // cuGraphExecUpdate applied the new graph to the exec; its nodes, which in-place updates
+            // address, are still those of the graph it was instantiated from, paired op by op.
+            held = rec.entries.toArray(new TraceEntry[0]);
+            execUpdates++;
+        } else {
+            dropGraph();
+            install(g, rec.entries);
+        }
         // The capture ran nothing: this run's work is the graph's first replay.
         rt.launchGraph(g, stream);
         String d = diff(ref, rec.entries);

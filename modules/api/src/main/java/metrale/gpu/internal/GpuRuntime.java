@@ -1663,6 +1663,68 @@ public final class GpuRuntime implements Gpu {
     }
 
     /**
+     * For {@link CapturedStepImpl}: ends a capture and, when {@code old} is given, first tries to
+     * apply the new graph to {@code old}'s executable graph ({@code cuGraphExecUpdate}), which is
+     * cheaper than instantiating. {@code result[0]} receives the update's
+     * {@code CUgraphExecUpdateResult} (-1 when none was tried or the driver cannot).
+     *
+     * @return {@code old} when it was updated, else a new instantiated graph
+     */
+    GraphHandle endCaptureInto(Stream stream, GraphHandle old, int[] result) {
+        String op = "endCaptureInto";
+        result[0] = -1;
+        if (old == null) {
+            return endCapture(stream);
+        }
+        int gt = gate.enter(op);
+        try {
+            long s = liveStream(stream, op);
+            HandleTable.Slot o = liveGraph(old, op);
+            long graph;
+            try {
+                graph = driver.streamEndCapture(s);
+            } catch (GpuException e) {
+                throw fail(e, "endCapture " + stream);
+            }
+            try {
+                result[0] = driver.graphExecUpdate(o.raw(), graph);
+            } catch (GpuException e) {
+                if (e.error() != CudaError.NOT_SUPPORTED) {
+                    RuntimeException r = fail(e, op + " " + old + " (cuGraphExecUpdate)");
+                    destroyQuietly(graph, r);
+                    throw r;
+                }
+            }
+            if (result[0] == Driver.UPDATE_SUCCESS) {
+                // The exec copied the parameters; the graph it was updated from is no longer needed.
+                destroyQuietly(graph, null);
+                return old;
+            }
+            long exec;
+            try {
+                exec = driver.graphInstantiate(graph);
+            } catch (GpuException e) {
+                RuntimeException r = fail(e, "endCapture " + stream + " (instantiate)");
+                destroyQuietly(graph, r);
+                throw r;
+            }
+            return new GraphHandle(graphs.add(exec, graph));
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    private void destroyQuietly(long graph, RuntimeException into) {
+        try {
+            driver.graphDestroy(graph);
+        } catch (RuntimeException suppressed) {
+            if (into != null) {
+                into.addSuppressed(suppressed);
+            }
+        }
+    }
+
+    /**
      * For {@link CapturedStepImpl}: sets a memset node of an instantiated graph in place
      * ({@code cuGraphExecMemsetNodeSetParams}), for replays launched after this call.
      */

@@ -400,6 +400,37 @@ public interface Driver extends AutoCloseable {
                 "the " + name() + " driver cannot update graph nodes in place");
     }
 
+    /** {@code CUgraphExecUpdateResult}: the update succeeded. */
+    int UPDATE_SUCCESS = 0;
+    /** {@code CUgraphExecUpdateResult}: an invalid value. */
+    int UPDATE_ERROR = 1;
+    /** {@code CUgraphExecUpdateResult}: the node count or a node's dependencies differ. */
+    int UPDATE_TOPOLOGY_CHANGED = 2;
+    /** {@code CUgraphExecUpdateResult}: a node's type differs. */
+    int UPDATE_NODE_TYPE_CHANGED = 3;
+    /** {@code CUgraphExecUpdateResult}: a node's parameters changed in a way an update cannot apply. */
+    int UPDATE_PARAMETERS_CHANGED = 5;
+    /** {@code CUgraphExecUpdateResult}: something about a node is not supported. */
+    int UPDATE_NOT_SUPPORTED = 6;
+    /** {@code CUgraphExecUpdateResult}: a kernel node's function changed in an unsupported way (another context's). */
+    int UPDATE_UNSUPPORTED_FUNCTION_CHANGE = 7;
+
+    /**
+     * {@code cuGraphExecUpdate_v2}: sets every node of {@code exec} from the paired node of a
+     * topologically identical {@code graph}, for launches made after this call; the exec's nodes
+     * stay those of the graph it was instantiated from. A refused update
+     * ({@code CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE}) changes nothing and is not thrown: its
+     * {@code CUgraphExecUpdateResult} is returned, for example {@link #UPDATE_TOPOLOGY_CHANGED}.
+     *
+     * @param exec  the executable graph
+     * @param graph the graph with the new parameters
+     * @return {@link #UPDATE_SUCCESS}, or why the update was refused
+     */
+    default int graphExecUpdate(long exec, long graph) {
+        throw new GpuException(CudaError.NOT_SUPPORTED, "cuGraphExecUpdate_v2",
+                "the " + name() + " driver cannot update executable graphs");
+    }
+
     /**
      * {@code cuGraphExecMemsetNodeSetParams} for a one-dimensional byte memset: sets the node's
      * destination, value and byte count in an executable graph, for launches made after this call.

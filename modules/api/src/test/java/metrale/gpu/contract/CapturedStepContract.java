@@ -53,7 +53,7 @@ public abstract class CapturedStepContract extends GpuContract {
             gpu.synchronize(s);
             assertThat(readInts(p, N)).containsOnly(10 * 111);
             assertThat(step.phase()).isEqualTo(CapturedStep.Phase.REPLAY);
-            assertThat(step.stats()).isEqualTo(new CapturedStep.Stats(10, 2, 1, 7, 0, 0, 0, 0));
+            assertThat(step.stats()).isEqualTo(new CapturedStep.Stats(10, 2, 1, 7, 0, 0, 0, 0, 0));
             assertThat(gpu.telemetry().counters().launches() - launches0)
                     .as("kernel launches: two eager runs and one capture; replays launch the graph").isEqualTo(9);
             assertThat(step.inPlaceUnavailable()).isEmpty();
@@ -212,6 +212,7 @@ public abstract class CapturedStepContract extends GpuContract {
             CapturedStep.Stats st = step.stats();
             assertThat(st.captures()).isEqualTo(2);
             assertThat(st.recaptures()).isEqualTo(1);
+            assertThat(st.execUpdates()).as("another topology: instantiated anew").isZero();
             assertThat(st.updates()).isZero();
             assertThat(step.phase()).isEqualTo(CapturedStep.Phase.REPLAY);
         }
@@ -372,6 +373,7 @@ public abstract class CapturedStepContract extends GpuContract {
             assertThat(readInts(q, N)).containsOnly(1 + 1 + 3 + 3);
             assertThat(readInts(p, N)).containsOnly(4);
             assertThat(step.stats().recaptures()).isEqualTo(1);
+            assertThat(step.stats().execUpdates()).as("same topology: the exec was updated, not re-instantiated").isEqualTo(1);
         }
         gpu.free(p);
         gpu.free(q);

@@ -458,6 +458,12 @@ public final class CudaDevice implements Driver {
     }
 
     @Override
+    public int graphExecUpdate(long exec, long graph) {
+        bind("cuGraphExecUpdate_v2");
+        return CudaLib.graphExecUpdate(exec, graph);
+    }
+
+    @Override
     public long[][] graphGetEdges(long graph) {
         bind("cuGraphGetEdges");
         return CudaLib.graphGetEdges(graph);

@@ -158,6 +158,7 @@ public final class CudaLib {
             : required("cuGraphGetEdges", fd(JAVA_LONG, ADDRESS, ADDRESS, ADDRESS));
     private static final MethodHandle cuGraphExecMemsetNodeSetParams = required("cuGraphExecMemsetNodeSetParams",
             fd(JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG));
+    private static final MethodHandle cuGraphExecUpdate_v2 = required("cuGraphExecUpdate_v2", fd(JAVA_LONG, JAVA_LONG, ADDRESS));
     private static final MethodHandle cuGraphNodeGetType = required("cuGraphNodeGetType", fd(JAVA_LONG, ADDRESS));
     /**
      * {@code cuda.h} 12.0+ maps {@code cuGraphExecKernelNodeSetParams} to {@code _v2}; the v1 struct is
@@ -1478,6 +1479,32 @@ public final class CudaLib {
                 throw error(st, "cuGraphExecMemsetNodeSetParams", "hGraphExec=" + hex(exec) + ", hNode=" + hex(node)
                         + ", dst=" + hex(dst) + ", value=" + (value & 0xff) + ", width=" + bytes);
             }
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /**
+     * {@snippet lang=c :
+     * CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo);
+     * }
+     * {@code CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE} is a refused update, not an error: its result is returned.
+     *
+     * @param exec  the executable graph
+     * @param graph the graph with the new parameters
+     * @return the {@code CUgraphExecUpdateResult}, 0 when the update was made
+     */
+    static int graphExecUpdate(long exec, long graph) {
+        try (Arena arena = Arena.ofConfined()) {
+            // CUgraphExecUpdateResultInfo: the result (a 4-byte enum, padded), errorNode, errorFromNode.
+            MemorySegment info = arena.allocate(24, 8);
+            int st = (int) cuGraphExecUpdate_v2.invokeExact(exec, graph, info);
+            if (st != SUCCESS && st != CudaError.GRAPH_EXEC_UPDATE_FAILURE.code()) {
+                throw error(st, "cuGraphExecUpdate_v2", "hGraphExec=" + hex(exec) + ", hGraph=" + hex(graph));
+            }
+            return st == SUCCESS ? 0 : info.get(JAVA_INT, 0);
         } catch (Error | RuntimeException e) {
             throw e;
         } catch (Throwable t) {

@@ -2,6 +2,7 @@ package metrale.gpu.sim.internal;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -1374,6 +1375,75 @@ public final class SimDevice implements Driver {
         } finally {
             lock.unlock();
         }
+    }
+
+    @Override
+    public int graphExecUpdate(long exec, long graph) {
+        String op = "cuGraphExecUpdate_v2";
+        lock.lock();
+        try {
+            enter(op);
+            SimExec x = execs.get(exec);
+            List<Works.Node> to = graphs.get(graph);
+            if (x == null) {
+                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
+            }
+            if (to == null) {
+                throw err(CudaError.INVALID_VALUE, op, "hGraph=" + hex(graph) + ": not a live graph");
+            }
+            int n = x.run.size();
+            if (to.size() != n) {
+                return Driver.UPDATE_TOPOLOGY_CHANGED;
+            }
+            // Nodes pair by index (capture order) and must have the same dependencies.
+            for (int i = 0; i < n; i++) {
+                if (!Arrays.equals(x.run.deps(i), to.get(i).deps())) {
+                    return Driver.UPDATE_TOPOLOGY_CHANGED;
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                Work was = x.run.work(i);
+                Work now = to.get(i).work();
+                if (Works.GraphRun.nodeType(was) != Works.GraphRun.nodeType(now)) {
+                    return Driver.UPDATE_NODE_TYPE_CHANGED;
+                }
+                int r = updatable(x, i, was, now);
+                if (r != Driver.UPDATE_SUCCESS) {
+                    return r;
+                }
+            }
+            Works.GraphRun run = x.run;
+            for (int i = 0; i < n; i++) {
+                run = run.with(i, to.get(i).work());
+            }
+            x.run = run;
+            return Driver.UPDATE_SUCCESS;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** CUDA's per-node rules of {@code cuGraphExecUpdate}: {@return a {@code CUgraphExecUpdateResult}} */
+    private int updatable(SimExec x, int i, Work was, Work now) {
+        return switch (now) {
+            // A captured kernel's function is one of this context; CUDA 11.2+ allows another function.
+            case Works.Kernel k -> Driver.UPDATE_SUCCESS;
+            case Works.Memset m -> {
+                Alloc a = memory.find(m.ptr());
+                Alloc.Kind kind = x.memsetKinds[i];
+                yield a == null || (kind != null && a.kind != kind) ? Driver.UPDATE_PARAMETERS_CHANGED : Driver.UPDATE_SUCCESS;
+            }
+            // A copy may not change its memory types (host/device): the direction is its type here.
+            case Works.CopyD2D c -> was instanceof Works.CopyD2D ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
+            case Works.CopyH2D c -> was instanceof Works.CopyH2D ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
+            case Works.CopyD2H c -> was instanceof Works.CopyD2H ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
+            // 2D copies: only addresses may change.
+            case Works.Copy2D c -> was instanceof Works.Copy2D w && w.width() == c.width() && w.height() == c.height()
+                    && w.dstPitch() == c.dstPitch() && w.srcPitch() == c.srcPitch()
+                    ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
+            // Child graphs are not paired node by node here: the simulator refuses to update them.
+            default -> now instanceof Works.Marker ? Driver.UPDATE_SUCCESS : Driver.UPDATE_NOT_SUPPORTED;
+        };
     }
 
     private long[] node(long node, String op) {

@@ -184,6 +184,11 @@ final class Works {
             return nodes.size();
         }
 
+        /** {@return the dependencies of node {@code i}} */
+        int[] deps(int i) {
+            return nodes.get(i).deps();
+        }
+
         /** {@return the work of node {@code i}} */
         Work work(int i) {
             return nodes.get(i).work();

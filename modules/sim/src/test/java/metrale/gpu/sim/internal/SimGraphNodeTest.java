@@ -172,4 +172,50 @@ class SimGraphNodeTest {
         d.graphExecDestroy(x);
         d.graphDestroy(g);
     }
+
+    private long captureOf(Runnable work) {
+        d.streamBeginCapture(s, 0);
+        work.run();
+        return d.streamEndCapture(s);
+    }
+
+    @Test
+    void execUpdateKeepsCudasResultCodes() {
+        long g = capture();
+        long x = d.graphInstantiate(g);
+        long fewer = captureOf(() -> d.memsetD8Async(p, 0, 4, s));
+        assertThat(d.graphExecUpdate(x, fewer)).as("node count").isEqualTo(Driver.UPDATE_TOPOLOGY_CHANGED);
+        long swapped = captureOf(() -> {
+            d.launchKernel(add, LaunchConfig.of(1, 16), s, args.clear().ptr(p).i32(1).i32(16));
+            d.memsetD8Async(p, 0, 4, s);
+        });
+        assertThat(d.graphExecUpdate(x, swapped)).as("a kernel where the memset was").isEqualTo(Driver.UPDATE_NODE_TYPE_CHANGED);
+        MemorySegment host = d.memHostAlloc(64, 0);
+        long hostPtr = d.memHostGetDevicePointer(host);
+        long toHost = captureOf(() -> {
+            d.memsetD8Async(hostPtr, 0, 4, s);
+            d.launchKernel(add, LaunchConfig.of(1, 16), s, args.clear().ptr(p).i32(1).i32(16));
+        });
+        assertThat(d.graphExecUpdate(x, toHost)).as("memset into another kind of memory").isEqualTo(Driver.UPDATE_PARAMETERS_CHANGED);
+        d.graphLaunch(x, s);
+        assertThat(first()).as("refused updates changed nothing").isEqualTo(1);
+        long newer = captureOf(() -> {
+            d.memsetD8Async(p, 0, 4, s);
+            d.launchKernel(add, LaunchConfig.of(1, 16), s, args.clear().ptr(p).i32(100).i32(16));
+        });
+        d.graphLaunch(x, s);
+        assertThat(d.graphExecUpdate(x, newer)).isEqualTo(Driver.UPDATE_SUCCESS);
+        d.graphDestroy(newer);
+        d.graphLaunch(x, s);
+        assertThat(first()).as("the launch before the update ran the old values, the one after the new").isEqualTo(1 + 1 + 100);
+        d.graphExecKernelNodeSetParams(x, d.graphGetNodes(g)[1], add, LaunchConfig.of(1, 16), args.clear().ptr(p).i32(1000).i32(16));
+        d.graphLaunch(x, s);
+        assertThat(first()).as("the exec's nodes are still its own graph's").isEqualTo(1102);
+        fails(CudaError.INVALID_VALUE, () -> d.graphExecUpdate(x, 12345));
+        d.memFreeHost(host);
+        d.graphExecDestroy(x);
+        for (long h : new long[] {g, fewer, swapped, toHost}) {
+            d.graphDestroy(h);
+        }
+    }
 }
