@@ -175,11 +175,11 @@ final class CapturedStepImpl implements CapturedStep {
 
     private StepRecorder eager(Stream stream) {
         StepRecorder rec = new StepRecorder();
-        rt.beginStepTrace(rec);
+        StepRecorder outer = rt.beginStepTrace(rec);
         try {
             region.enqueue(rt, stream);
         } finally {
-            rt.endStepTrace();
+            rt.endStepTrace(outer);
         }
         eagerRunCount++;
         return rec;
@@ -188,11 +188,11 @@ final class CapturedStepImpl implements CapturedStep {
     private void capture(Stream stream) {
         StepRecorder rec = new StepRecorder();
         rt.beginCapture(stream, options.captureMode());
-        rt.beginStepTrace(rec);
+        StepRecorder outer = rt.beginStepTrace(rec);
         try {
             region.enqueue(rt, stream);
         } catch (RuntimeException | Error e) {
-            rt.endStepTrace();
+            rt.endStepTrace(outer);
             try {
                 rt.abortCaptureIfActive(stream);
             } catch (RuntimeException suppressed) {
@@ -200,7 +200,7 @@ final class CapturedStepImpl implements CapturedStep {
             }
             throw e;
         }
-        rt.endStepTrace();
+        rt.endStepTrace(outer);
         GraphHandle old = graph;
         int[] result = new int[1];
         GraphHandle g;

@@ -1163,15 +1163,25 @@ public final class GpuRuntime implements Gpu {
         }
     }
 
-    /** Makes the calling thread's ops go to {@code r} until {@link #endStepTrace()}. */
-    void beginStepTrace(StepRecorder r) {
+    /**
+     * Makes the calling thread's ops go to {@code r} until {@link #endStepTrace}.
+     *
+     * @return the recorder it replaces (a step run inside another step's region), for {@link #endStepTrace}
+     */
+    StepRecorder beginStepTrace(StepRecorder r) {
+        StepRecorder outer = stepRecorder.get();
         stepRecorder.set(r);
         stepTracers.incrementAndGet();
+        return outer;
     }
 
-    /** Ends the calling thread's {@link #beginStepTrace}. */
-    void endStepTrace() {
-        stepRecorder.remove();
+    /** Ends the calling thread's {@link #beginStepTrace}, giving the thread back {@code outer}. */
+    void endStepTrace(StepRecorder outer) {
+        if (outer == null) {
+            stepRecorder.remove();
+        } else {
+            stepRecorder.set(outer);
+        }
         stepTracers.decrementAndGet();
     }
 

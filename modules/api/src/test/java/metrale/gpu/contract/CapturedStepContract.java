@@ -383,6 +383,35 @@ public abstract class CapturedStepContract extends GpuContract {
         gpu.destroyStream(s);
     }
 
+    /** A region that throws while being captured leaves the stream not capturing and the step ready to capture again. */
+    @Test
+    public void aRegionThrowingDuringTheCaptureEndsTheCapture() {
+        Stream s = gpu.createStream();
+        DevicePtr p = gpu.alloc(4 * N);
+        gpu.memset(p, 0, 4 * N);
+        boolean[] fail = {false};
+        try (CapturedStep step = gpu.capturedStep("throws", (g, st) -> {
+            addI32(p, 1, N, st);
+            if (fail[0]) {
+                throw new IllegalStateException("planted");
+            }
+        }, quiet())) {
+            step.run(s);
+            fail[0] = true;
+            assertThatThrownBy(() -> step.run(s)).isInstanceOf(IllegalStateException.class).hasMessage("planted");
+            assertThat(gpu.streamIsCapturing(s)).isFalse();
+            assertThat(step.phase()).isEqualTo(CapturedStep.Phase.CAPTURE);
+            fail[0] = false;
+            step.run(s);
+            step.run(s);
+            gpu.synchronize(s);
+            assertThat(readInts(p, N)).as("the aborted capture ran nothing").containsOnly(3);
+            assertThat(step.phase()).isEqualTo(CapturedStep.Phase.REPLAY);
+        }
+        gpu.free(p);
+        gpu.destroyStream(s);
+    }
+
     /** A closed step refuses runs; close is idempotent and the graph is released. */
     @Test
     public void closedStepRefusesRuns() {
