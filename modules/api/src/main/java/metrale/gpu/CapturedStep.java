@@ -17,7 +17,7 @@ import java.util.Optional;
  *       region eagerly with the trace and diffs it against what the graph holds. A difference is
  *       reported (or thrown, {@link StepOptions#throwOnMismatch()}). If only kernel argument values,
  *       grids, blocks or shared memory sizes changed (same ops, kinds and count), the graph's kernel
- *       nodes are updated in place ({@code cuGraphExecKernelNodeSetParams}), memsets likewise;
+ *       nodes are updated in place ({@code cuGraphExecKernelNodeSetParams}), memsets and copies likewise;
  *       otherwise the next run captures again.</li>
  *   <li>{@link #update} sets one kernel op's launch in the graph in place without running the
  *       region: for a host value the application knows has changed.</li>
@@ -26,9 +26,10 @@ import java.util.Optional;
  * <p>In-place updates need to know which graph node holds which traced op: that is so when the
  * graph's nodes form one chain (the region enqueues on its stream only) and every node is a traced
  * op. A region that forks onto other streams, or enqueues host copies, is recaptured instead
- * ({@link #inPlaceUnavailable()} says why). A memset node's destination and value are updated
- * in place ({@code cuGraphExecMemsetNodeSetParams}); a changed memset size or a changed copy is
- * recaptured.
+ * ({@link #inPlaceUnavailable()} says why). A memset node's destination and value, and a
+ * device-to-device copy's ranges, are updated in place as well; a changed memset size is
+ * recaptured. A recapture whose topology is unchanged updates the existing executable graph
+ * ({@code cuGraphExecUpdate}) instead of instantiating a new one.
  *
  * <p>Reports use the launch trace's format ({@link metrale.telemetry.LaunchTrace#endAndDiff}):
  * {@code "#i module::func [kernel] arg2 0x1 -> 0x2 (Δ 1)"}, so the op index {@code i} is the one

@@ -261,6 +261,8 @@ final class CapturedStepImpl implements CapturedStep {
                     }
                     if (c.kind() == OpKind.MEMSET) {
                         rt.setMemsetNode(graph, nodes[i], c.arg(0), (int) c.arg(1), c.arg(2));
+                    } else if (c.kind() == OpKind.D2D) {
+                        rt.setCopyNode(graph, nodes[i], c.arg(0), c.arg(1), c.arg(2));
                     } else {
                         LaunchConfig cfg = new LaunchConfig(Dim3.of(c.gridX(), c.gridY(), c.gridZ()),
                                 Dim3.of(c.blockX(), c.blockY(), c.blockZ()), c.sharedMemBytes());
@@ -436,9 +438,6 @@ final class CapturedStepImpl implements CapturedStep {
             if (c.kind() == OpKind.MEMSET && c.arg(2) != p.arg(2)) {
                 return "op #" + i + " is a memset whose size changed (" + p.arg(2) + " -> " + c.arg(2)
                         + " bytes; only a memset's destination and value are updated in place)";
-            }
-            if (c.kind() == OpKind.D2D) {
-                return "op #" + i + " is a " + c.kind().label() + " whose parameters changed (copy nodes are not updated in place)";
             }
             if (p.argc() != c.argc()) {
                 return "op #" + i + " takes another argument count (" + p.argc() + " -> " + c.argc() + ")";

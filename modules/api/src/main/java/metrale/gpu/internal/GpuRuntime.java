@@ -1754,6 +1754,27 @@ public final class GpuRuntime implements Gpu {
         }
     }
 
+    /**
+     * For {@link CapturedStepImpl}: sets a device-to-device copy node of an instantiated graph in
+     * place ({@code cuGraphExecMemcpyNodeSetParams}), for replays launched after this call.
+     */
+    void setCopyNode(GraphHandle graph, long node, long src, long dst, long bytes) {
+        String op = "setCopyNode";
+        int gt = gate.enter(op);
+        try {
+            HandleTable.Slot g = liveGraph(graph, op);
+            checkRange(src, bytes, op, "src");
+            checkRange(dst, bytes, op, "dst");
+            try {
+                driver.graphExecCopyNodeSetParams(g.raw(), node, src, dst, bytes);
+            } catch (GpuException e) {
+                throw fail(e, op + " " + bytes + " B 0x" + Long.toHexString(src) + " -> 0x" + Long.toHexString(dst) + " in " + graph);
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
     private HandleTable.Slot liveGraph(GraphHandle graph, String op) {
         HandleTable.Slot g = graphs.get(Objects.requireNonNull(graph, "graph").handle());
         if (g == null) {

@@ -400,6 +400,24 @@ public interface Driver extends AutoCloseable {
                 "the " + name() + " driver cannot update graph nodes in place");
     }
 
+    /**
+     * {@code cuGraphExecMemcpyNodeSetParams} for a one-dimensional device-to-device copy: sets the
+     * node's source, destination and byte count in an executable graph, for launches made after
+     * this call. The node must be a device-to-device memcpy node of the graph the exec was
+     * instantiated from, the size non-zero, both ranges live memory of this context; otherwise
+     * {@code INVALID_VALUE}.
+     *
+     * @param exec  the executable graph
+     * @param node  the memcpy node of the exec's graph
+     * @param src   the source
+     * @param dst   the destination
+     * @param bytes the byte count
+     */
+    default void graphExecCopyNodeSetParams(long exec, long node, long src, long dst, long bytes) {
+        throw new GpuException(CudaError.NOT_SUPPORTED, "cuGraphExecMemcpyNodeSetParams",
+                "the " + name() + " driver cannot update graph nodes in place");
+    }
+
     /** {@code CUgraphExecUpdateResult}: the update succeeded. */
     int UPDATE_SUCCESS = 0;
     /** {@code CUgraphExecUpdateResult}: an invalid value. */

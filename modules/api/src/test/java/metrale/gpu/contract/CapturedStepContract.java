@@ -258,28 +258,37 @@ public abstract class CapturedStepContract extends GpuContract {
         gpu.destroyStream(s);
     }
 
-    /** A changed device-to-device copy is recaptured: copy nodes are not set in place. */
+    /** A device-to-device copy's source, destination and size are set in place. */
     @Test
-    public void changedCopyIsRecaptured() {
+    public void changedCopyIsUpdatedInPlace() {
         Stream s = gpu.createStream();
         DevicePtr src = gpu.alloc(4 * N);
         DevicePtr dst = gpu.alloc(4 * N);
+        DevicePtr other = gpu.alloc(4 * N);
         gpu.copyH2D(iota(N, 0), src);
+        gpu.copyH2D(iota(N, 500), other);
+        DevicePtr[] from = {src};
         long[] bytes = {4};
-        try (CapturedStep step = gpu.capturedStep("copy", (g, st) -> g.copyD2DAsync(src, dst, bytes[0], st), quiet())) {
+        try (CapturedStep step = gpu.capturedStep("copy", (g, st) -> g.copyD2DAsync(from[0], dst, bytes[0], st), quiet())) {
             step.run(s);
             step.run(s);
             bytes[0] = 4 * N;
             step.runTraced(s);
-            assertThat(step.lastDiff()).get().asString().contains("op #0 is a d2d whose parameters changed")
+            assertThat(step.lastDiff()).get().asString().contains("updated 1 node(s) of the graph in place")
                     .contains("[d2d] arg2 0x4 -> 0x100 (Δ 252)");
+            from[0] = other;
+            step.runTraced(s);
+            gpu.synchronize(s);
+            gpu.copyH2D(ints(N, -1), dst);
             step.run(s);
             gpu.synchronize(s);
-            assertThat(readInts(dst, N)).containsExactly(iota(N, 0));
-            assertThat(step.stats().recaptures()).isEqualTo(1);
+            assertThat(readInts(dst, N)).as("the replay copied the new source, all of it").containsExactly(iota(N, 500));
+            assertThat(step.stats().updates()).isEqualTo(2);
+            assertThat(step.stats().recaptures()).isZero();
         }
         gpu.free(src);
         gpu.free(dst);
+        gpu.free(other);
         gpu.destroyStream(s);
     }
 

@@ -458,6 +458,12 @@ public final class CudaDevice implements Driver {
     }
 
     @Override
+    public void graphExecCopyNodeSetParams(long exec, long node, long src, long dst, long bytes) {
+        bind("cuGraphExecMemcpyNodeSetParams");
+        CudaLib.graphExecMemcpyNodeSetParams(exec, node, src, dst, bytes, ctx);
+    }
+
+    @Override
     public int graphExecUpdate(long exec, long graph) {
         bind("cuGraphExecUpdate_v2");
         return CudaLib.graphExecUpdate(exec, graph);

@@ -158,6 +158,8 @@ public final class CudaLib {
             : required("cuGraphGetEdges", fd(JAVA_LONG, ADDRESS, ADDRESS, ADDRESS));
     private static final MethodHandle cuGraphExecMemsetNodeSetParams = required("cuGraphExecMemsetNodeSetParams",
             fd(JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG));
+    private static final MethodHandle cuGraphExecMemcpyNodeSetParams = required("cuGraphExecMemcpyNodeSetParams",
+            fd(JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG));
     private static final MethodHandle cuGraphExecUpdate_v2 = required("cuGraphExecUpdate_v2", fd(JAVA_LONG, JAVA_LONG, ADDRESS));
     private static final MethodHandle cuGraphNodeGetType = required("cuGraphNodeGetType", fd(JAVA_LONG, ADDRESS));
     /**
@@ -1478,6 +1480,51 @@ public final class CudaLib {
             if (st != SUCCESS) {
                 throw error(st, "cuGraphExecMemsetNodeSetParams", "hGraphExec=" + hex(exec) + ", hNode=" + hex(node)
                         + ", dst=" + hex(dst) + ", value=" + (value & 0xff) + ", width=" + bytes);
+            }
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /** Bytes of {@code CUDA_MEMCPY3D} ({@code cuda.h}: 25 eight-byte fields, the two {@code CUmemorytype}s padded). */
+    private static final long MEMCPY3D_BYTES = 200;
+
+    /**
+     * {@snippet lang=c :
+     * CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+     *                                         const CUDA_MEMCPY3D *copyParams, CUcontext ctx);
+     * }
+     * A one-dimensional device-to-device copy ({@code CU_MEMORYTYPE_DEVICE} both ways, height and depth 1).
+     *
+     * @param exec  the executable graph
+     * @param node  a memcpy node of the graph it was instantiated from
+     * @param src   the source
+     * @param dst   the destination
+     * @param bytes the byte count
+     * @param ctx   the context the node runs in
+     */
+    static void graphExecMemcpyNodeSetParams(long exec, long node, long src, long dst, long bytes, long ctx) {
+        try (Arena arena = Arena.ofConfined()) {
+            // Offsets of CUDA_MEMCPY3D: srcMemoryType 32, srcDevice 48, srcPitch 72, srcHeight 80,
+            // dstMemoryType 120, dstDevice 136, dstPitch 160, dstHeight 168, WidthInBytes 176, Height 184, Depth 192.
+            MemorySegment p = arena.allocate(MEMCPY3D_BYTES, 8);
+            p.set(JAVA_INT, 32, MEMORYTYPE_DEVICE);
+            p.set(JAVA_LONG, 48, src);
+            p.set(JAVA_LONG, 72, bytes);
+            p.set(JAVA_LONG, 80, 1L);
+            p.set(JAVA_INT, 120, MEMORYTYPE_DEVICE);
+            p.set(JAVA_LONG, 136, dst);
+            p.set(JAVA_LONG, 160, bytes);
+            p.set(JAVA_LONG, 168, 1L);
+            p.set(JAVA_LONG, 176, bytes);
+            p.set(JAVA_LONG, 184, 1L);
+            p.set(JAVA_LONG, 192, 1L);
+            int st = (int) cuGraphExecMemcpyNodeSetParams.invokeExact(exec, node, p, ctx);
+            if (st != SUCCESS) {
+                throw error(st, "cuGraphExecMemcpyNodeSetParams", "hGraphExec=" + hex(exec) + ", hNode=" + hex(node)
+                        + ", srcDevice=" + hex(src) + ", dstDevice=" + hex(dst) + ", WidthInBytes=" + bytes);
             }
         } catch (Error | RuntimeException e) {
             throw e;

@@ -1378,6 +1378,39 @@ public final class SimDevice implements Driver {
     }
 
     @Override
+    public void graphExecCopyNodeSetParams(long exec, long node, long src, long dst, long bytes) {
+        String op = "cuGraphExecMemcpyNodeSetParams";
+        lock.lock();
+        try {
+            enter(op);
+            SimExec x = execs.get(exec);
+            if (x == null) {
+                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
+            }
+            long[] ref = node(node, op);
+            String d = "hGraphExec=" + hex(exec) + ", hNode=" + hex(node) + ", src=" + hex(src) + ", dst=" + hex(dst)
+                    + ", bytes=" + bytes;
+            if (ref[0] != x.graph) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": the node belongs to graph " + hex(ref[0])
+                        + ", not to graph " + hex(x.graph) + " the exec was instantiated from");
+            }
+            int i = (int) ref[1];
+            // CUDA: a copy's memory types cannot change; here a node's type is its direction.
+            if (!(x.run.work(i) instanceof Works.CopyD2D old)) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": not a device-to-device memcpy node (" + x.run.work(i).describe() + ")");
+            }
+            if (bytes <= 0) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": zero-sized (or negative) memcpy nodes are not supported");
+            }
+            checkDevice(null, src, bytes, op, d, "source");
+            checkDevice(null, dst, bytes, op, d, "destination");
+            x.run = x.run.with(i, new Works.CopyD2D(old.op(), dst, src, bytes));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
     public int graphExecUpdate(long exec, long graph) {
         String op = "cuGraphExecUpdate_v2";
         lock.lock();

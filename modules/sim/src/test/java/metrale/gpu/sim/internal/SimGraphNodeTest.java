@@ -218,4 +218,30 @@ class SimGraphNodeTest {
             d.graphDestroy(h);
         }
     }
+
+    @Test
+    void aCopyNodeTakesNewLiveRangesOfADeviceToDeviceCopy() {
+        long q = d.memAlloc(64);
+        d.memsetD8(q, 9, 64);
+        long g = captureOf(() -> d.memcpyDtoDAsync(p, q, 4, s));
+        long x = d.graphInstantiate(g);
+        long node = d.graphGetNodes(g)[0];
+        assertThat(d.graphNodeType(node)).isEqualTo(Driver.NODE_MEMCPY);
+        d.graphExecCopyNodeSetParams(x, node, q, p, 64);
+        d.graphLaunch(x, s);
+        assertThat(first()).as("the update's size: all 64 bytes copied").isEqualTo(0x09090909);
+        assertThat(fails(CudaError.INVALID_VALUE, () -> d.graphExecCopyNodeSetParams(x, node, q, p, 0)))
+                .hasMessageContaining("zero-sized");
+        assertThat(fails(CudaError.INVALID_VALUE, () -> d.graphExecCopyNodeSetParams(x, node, q, p, 128)))
+                .hasMessageContaining("source");
+        long k = capture();
+        long kx = d.graphInstantiate(k);
+        assertThat(fails(CudaError.INVALID_VALUE, () -> d.graphExecCopyNodeSetParams(kx, d.graphGetNodes(k)[1], q, p, 4)))
+                .hasMessageContaining("not a device-to-device memcpy node");
+        d.graphExecDestroy(kx);
+        d.graphDestroy(k);
+        d.graphExecDestroy(x);
+        d.graphDestroy(g);
+        d.memFree(q);
+    }
 }
