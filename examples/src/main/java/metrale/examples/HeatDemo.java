@@ -15,17 +15,18 @@ import java.util.TreeMap;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
+import metrale.gpu.CapturedStep;
 import metrale.gpu.DeviceBuffer;
 import metrale.gpu.DeviceInfo;
 import metrale.gpu.Dim3;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
 import metrale.gpu.GpuException;
-import metrale.gpu.GraphHandle;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.KernelHandle;
 import metrale.gpu.LaunchConfig;
 import metrale.gpu.RedZoneViolation;
+import metrale.gpu.StepOptions;
 import metrale.gpu.Stream;
 import metrale.telemetry.Counters;
 import metrale.telemetry.GpuAllocEvent;
@@ -55,6 +56,8 @@ public final class HeatDemo {
     private static final int DEFAULT_STEPS = 500;
     private static final int DEFAULT_GRAPH_STEPS = 200;
     private static final int PROGRESS_EVERY = 100;
+    /** Every this many runs of the captured step, one runs eagerly and is diffed against the graph. */
+    private static final int STEP_VERIFY_EVERY = 250;
     /** Below 0.25, so the explicit scheme is stable. */
     private static final float ALPHA = 0.2f;
     /** Bytes of red zone after every buffer; the planted overflow writes 16 bytes into it. */
@@ -323,32 +326,40 @@ public final class HeatDemo {
                 out.printf(Locale.ROOT, "  %-16s %12d  (each one a hidden sync point)%n", "D2H copies", eager.d2h());
                 out.print(indent(counters.d2hSiteReport(3)));
 
-                // ---- graph ---------------------------------------------------------------
-                section(out, "CUDA graph of two steps (A->B, then B->A)");
-                gpu.beginCapture(stream);
-                solver.enqueueStep(solver.cur, solver.next);
-                solver.enqueueStep(solver.next, solver.cur);
-                GraphHandle graph = gpu.endCapture(stream);
-                out.printf(Locale.ROOT, "  captured 2 launches on %s; replaying %d times%n", stream, o.graphSteps() / 2);
+                // ---- captured step -------------------------------------------------------
+                section(out, "Captured step of two Jacobi steps (A->B, then B->A) as a CUDA graph");
+                // Two steps per run, so each run ends where it began and the graph's pointers stay
+                // right; a step of one would be found by the verification runs (its pointers swap).
+                StepOptions stepOptions = StepOptions.defaults().verifyEvery(STEP_VERIFY_EVERY)
+                        .reporter(r -> out.print(indent(r)));
                 before = Counts.of(counters);
                 long g0 = System.nanoTime();
-                for (int r = 1; r <= o.graphSteps() / 2; r++) {
-                    gpu.launchGraph(graph, stream);
-                    solver.steps += 2;
-                    if (solver.steps % PROGRESS_EVERY == 0 || r == o.graphSteps() / 2) {
-                        out.printf(Locale.ROOT, "  step %6d  residual %.6e%n", solver.steps, solver.residual());
+                CapturedStep.Stats stats;
+                try (CapturedStep step = gpu.capturedStep("heat", (g, s) -> {
+                    solver.enqueueStep(solver.cur, solver.next);
+                    solver.enqueueStep(solver.next, solver.cur);
+                }, stepOptions)) {
+                    for (int r = 1; r <= o.graphSteps() / 2; r++) {
+                        step.run(stream);
+                        solver.steps += 2;
+                        if (solver.steps % PROGRESS_EVERY == 0 || r == o.graphSteps() / 2) {
+                            out.printf(Locale.ROOT, "  step %6d  residual %.6e%n", solver.steps, solver.residual());
+                        }
                     }
+                    gpu.synchronize(stream);
+                    stats = step.stats();
                 }
-                gpu.synchronize(stream);
                 long graphNanos = System.nanoTime() - g0;
                 Counts replay = Counts.of(counters).minus(before);
-                gpu.destroyGraph(graph);
+                out.printf(Locale.ROOT, "  %d runs: %d eager (%d of them verification runs), %d capture(s), %d replays,"
+                        + " %d in-place update(s), %d recapture(s)%n", stats.runs(), stats.eagerRuns(), stats.verifications(),
+                        stats.captures(), stats.replays(), stats.updates(), stats.recaptures());
                 if (o.graphSteps() > 0) {
                     double graphMsPerStep = graphNanos / 1e6 / o.graphSteps();
-                    out.printf(Locale.ROOT, "  time per step: %.4f ms eager, %.4f ms from the graph (%.2fx)%n",
+                    out.printf(Locale.ROOT, "  time per step: %.4f ms eager, %.4f ms from the captured step (%.2fx)%n",
                             eagerMsPerStep, graphMsPerStep, eagerMsPerStep / graphMsPerStep);
-                    out.printf(Locale.ROOT, "  during replay: %d launches counted (residual checks), %d syncs, %d D2H copies%n",
-                            replay.launches(), replay.syncs(), replay.d2h());
+                    out.printf(Locale.ROOT, "  during the captured step: %d launches counted (eager runs and residual checks),"
+                            + " %d syncs, %d D2H copies%n", replay.launches(), replay.syncs(), replay.d2h());
                 }
 
                 // ---- launch trace --------------------------------------------------------

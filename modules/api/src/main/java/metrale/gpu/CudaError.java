@@ -92,6 +92,8 @@ public enum CudaError {
     CAPTURED_EVENT(907, "operation not permitted on an event last recorded in a capturing stream"),
     /** 908: a non-RELAXED capture was ended by another thread. */
     STREAM_CAPTURE_WRONG_THREAD(908, "attempt to terminate a thread-local capture sequence from another thread"),
+    /** 910: {@code cuGraphExecUpdate} refused the update; its result code says why. */
+    GRAPH_EXEC_UPDATE_FAILURE(910, "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update"),
     /** 911: an external device fault; sticky. */
     EXTERNAL_DEVICE(911, "an error occurred on an external device"),
     /** 999: an unknown error, or a code this enum does not list. */

@@ -679,6 +679,38 @@ public interface Gpu extends AutoCloseable {
      */
     void destroyGraph(GraphHandle graph);
 
+    /**
+     * Makes a captured step: a region run eagerly with the launch trace first, then as a CUDA
+     * graph while its trace agrees, updated in place or recaptured when it changes (see
+     * {@link CapturedStep}).
+     * {@snippet :
+     * try (CapturedStep step = gpu.capturedStep("heat", (g, s) -> {
+     *         g.launch(stencil, cfg, s, args.clear().ptr(a).ptr(b).i32(n));
+     *         g.launch(stencil, cfg, s, args.clear().ptr(b).ptr(a).i32(n));
+     *     }, StepOptions.defaults().verifyEvery(1000))) {
+     *     for (int i = 0; i < steps; i++) {
+     *         step.run(stream);
+     *     }
+     * }
+     * }
+     *
+     * @param name    a name for reports
+     * @param region  the work of one step
+     * @param options eager runs, verification interval, reporting
+     * @return the step, owned by the caller
+     */
+    CapturedStep capturedStep(String name, CapturedStep.Region region, StepOptions options);
+
+    /**
+     * {@return a captured step with {@link StepOptions#defaults()}}
+     *
+     * @param name   a name for reports
+     * @param region the work of one step
+     */
+    default CapturedStep capturedStep(String name, CapturedStep.Region region) {
+        return capturedStep(name, region, StepOptions.defaults());
+    }
+
     // ---- device ------------------------------------------------------------------------------
 
     /** {@return the device's total memory in bytes} */

@@ -138,7 +138,22 @@ public final class LaunchTrace {
         return Optional.of(diff(before, cur, maxReport));
     }
 
-    private String diff(List<TraceEntry> prev, List<TraceEntry> cur, int maxReport) {
+    /**
+     * Diffs two traces in the format of {@link #endAndDiff(int)}, naming kernels by this trace's
+     * names; touches neither the current nor the previous trace.
+     *
+     * @param prev      the earlier trace
+     * @param cur       the later trace
+     * @param maxReport the most differing ops to detail
+     * @return the report
+     * @throws IllegalArgumentException if {@code maxReport} is negative
+     */
+    public String diff(List<TraceEntry> prev, List<TraceEntry> cur, int maxReport) {
+        if (maxReport < 0) {
+            throw new IllegalArgumentException("maxReport < 0: " + maxReport);
+        }
+        Objects.requireNonNull(prev, "prev");
+        Objects.requireNonNull(cur, "cur");
         StringBuilder out = new StringBuilder();
         if (prev.size() != cur.size()) {
             out.append("OP COUNT differs: prev ").append(prev.size())

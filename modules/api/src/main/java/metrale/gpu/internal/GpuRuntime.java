@@ -10,11 +10,13 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import metrale.gpu.Allocation;
 import metrale.gpu.CaptureMode;
 import metrale.gpu.CaptureStatus;
+import metrale.gpu.CapturedStep;
 import metrale.gpu.CudaError;
 import metrale.gpu.DeviceInfo;
 import metrale.gpu.DevicePtr;
@@ -29,6 +31,7 @@ import metrale.gpu.KernelRegistry;
 import metrale.gpu.LaunchConfig;
 import metrale.gpu.OpCache;
 import metrale.gpu.RedZoneViolation;
+import metrale.gpu.StepOptions;
 import metrale.gpu.StickyFaultException;
 import metrale.gpu.Stream;
 import metrale.gpu.spi.BackendProvider;
@@ -121,6 +124,9 @@ public final class GpuRuntime implements Gpu {
     private final PoolFront pool;
     /** Whether {@link #alloc(long)} allocates from {@link #pool}. */
     private final boolean pooled;
+    /** Threads running a captured step's traced run, and each one's recorder. */
+    private final AtomicInteger stepTracers = new AtomicInteger();
+    private final ThreadLocal<StepRecorder> stepRecorder = new ThreadLocal<>();
 
     private GpuRuntime(GpuOptions options, Driver driver) {
         this.options = options;
@@ -888,8 +894,8 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "copyD2D " + bytes + " B " + src + " -> " + dst);
             }
-            if (trace.on()) {
-                trace.record(TraceEntry.d2d(s, d, bytes));
+            if (tracing()) {
+                traceOp(TraceEntry.d2d(s, d, bytes), null);
             }
             counters.d2dCopy(bytes);
             Jfr.copy(jfr, "D2D", bytes, false, 0);
@@ -914,8 +920,8 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "copyD2DAsync " + bytes + " B " + src + " -> " + dst + " on " + stream);
             }
-            if (trace.on()) {
-                trace.record(TraceEntry.d2d(s, d, bytes));
+            if (tracing()) {
+                traceOp(TraceEntry.d2d(s, d, bytes), null);
             }
             counters.d2dCopy(bytes);
             Jfr.copy(jfr, "D2D", bytes, true, st);
@@ -993,8 +999,8 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "memsetAsync " + bytes + " B at " + ptr + " on " + stream);
             }
-            if (trace.on()) {
-                trace.record(TraceEntry.memset(p, value, bytes));
+            if (tracing()) {
+                traceOp(TraceEntry.memset(p, value, bytes), null);
             }
         } finally {
             gate.leave(gt);
@@ -1169,7 +1175,7 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw launchFailed(e, func, "");
             }
-            if (trace.on()) {
+            if (tracing()) {
                 recordLaunch(func, config, args);
             }
             counters.launch();
@@ -1198,8 +1204,50 @@ public final class GpuRuntime implements Gpu {
     }
 
     private void recordLaunch(long func, LaunchConfig c, KernelArgs args) {
-        trace.record(TraceEntry.kernel(func, c.grid().x(), c.grid().y(), c.grid().z(),
-                c.block().x(), c.block().y(), c.block().z(), c.sharedMemBytes(), args.words(), args.argKinds()));
+        traceOp(TraceEntry.kernel(func, c.grid().x(), c.grid().y(), c.grid().z(),
+                c.block().x(), c.block().y(), c.block().z(), c.sharedMemBytes(), args.words(), args.argKinds()), args);
+    }
+
+    /**
+     * Whether an op must be traced: the launch trace is on, or some thread runs a captured step's
+     * traced run. A plain read of the step count is enough: a step's own thread sees its own
+     * increment, and another thread that sees a stale count finds no recorder of its own.
+     */
+    private boolean tracing() {
+        return trace.on() || stepTracers.getPlain() != 0;
+    }
+
+    /** Hands an op to the launch trace and to the calling thread's step recorder, if any. */
+    private void traceOp(TraceEntry e, KernelArgs args) {
+        trace.record(e);
+        if (stepTracers.getPlain() != 0) {
+            StepRecorder r = stepRecorder.get();
+            if (r != null) {
+                r.add(e, args);
+            }
+        }
+    }
+
+    /**
+     * Makes the calling thread's ops go to {@code r} until {@link #endStepTrace}.
+     *
+     * @return the recorder it replaces (a step run inside another step's region), for {@link #endStepTrace}
+     */
+    StepRecorder beginStepTrace(StepRecorder r) {
+        StepRecorder outer = stepRecorder.get();
+        stepRecorder.set(r);
+        stepTracers.incrementAndGet();
+        return outer;
+    }
+
+    /** Ends the calling thread's {@link #beginStepTrace}, giving the thread back {@code outer}. */
+    void endStepTrace(StepRecorder outer) {
+        if (outer == null) {
+            stepRecorder.remove();
+        } else {
+            stepRecorder.set(outer);
+        }
+        stepTracers.decrementAndGet();
     }
 
     /** The debug-sync and timing wait after a launch; skipped on a capturing stream, which a sync would invalidate. */
@@ -1640,6 +1688,182 @@ public final class GpuRuntime implements Gpu {
         } finally {
             gate.leave(gt);
         }
+    }
+
+    @Override
+    public CapturedStep capturedStep(String name, CapturedStep.Region region, StepOptions options) {
+        int gt = gate.enter("capturedStep");
+        try {
+            return new CapturedStepImpl(this, Objects.requireNonNull(name, "name"),
+                    Objects.requireNonNull(region, "region"), Objects.requireNonNull(options, "options"));
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    /**
+     * For {@link CapturedStepImpl}: the nodes of a graph made by {@link #endCapture}, their
+     * {@code CUgraphNodeType}s and edges, as {@code {nodes, types, from, to}}.
+     *
+     * @throws GpuException {@code NOT_SUPPORTED} where the driver has no node access
+     */
+    long[][] graphNodes(GraphHandle graph) {
+        String op = "graphNodes";
+        int gt = gate.enter(op);
+        try {
+            HandleTable.Slot g = liveGraph(graph, op);
+            try {
+                long[][] edges = driver.graphGetEdges((Long) g.extra());
+                long[] nodes = driver.graphGetNodes((Long) g.extra());
+                long[] types = new long[nodes.length];
+                for (int i = 0; i < nodes.length; i++) {
+                    types[i] = driver.graphNodeType(nodes[i]);
+                }
+                return new long[][] {nodes, types, edges[0], edges[1]};
+            } catch (GpuException e) {
+                throw fail(e, op + " " + graph);
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    /**
+     * For {@link CapturedStepImpl}: sets a kernel node of an instantiated graph in place
+     * ({@code cuGraphExecKernelNodeSetParams}), for replays launched after this call.
+     */
+    void setKernelNode(GraphHandle graph, long node, long kernelId, LaunchConfig config, KernelArgs args) {
+        String op = "setKernelNode";
+        int gt = gate.enter(op);
+        try {
+            HandleTable.Slot g = liveGraph(graph, op);
+            long raw = liveFunction(new KernelHandle(kernelId), op);
+            if (checkPointers) {
+                checkPointerArgs(kernelId, args);
+            }
+            try {
+                driver.graphExecKernelNodeSetParams(g.raw(), node, raw, config, args);
+            } catch (GpuException e) {
+                throw fail(e, op + " " + trace.nameOf(kernelId) + " in " + graph);
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    /**
+     * For {@link CapturedStepImpl}: ends a capture and, when {@code old} is given, first tries to
+     * apply the new graph to {@code old}'s executable graph ({@code cuGraphExecUpdate}), which is
+     * cheaper than instantiating. {@code result[0]} receives the update's
+     * {@code CUgraphExecUpdateResult} (-1 when none was tried or the driver cannot).
+     *
+     * @return {@code old} when it was updated, else a new instantiated graph
+     */
+    GraphHandle endCaptureInto(Stream stream, GraphHandle old, int[] result) {
+        String op = "endCaptureInto";
+        result[0] = -1;
+        if (old == null) {
+            return endCapture(stream);
+        }
+        int gt = gate.enter(op);
+        try {
+            long s = liveStream(stream, op);
+            HandleTable.Slot o = liveGraph(old, op);
+            long graph;
+            try {
+                graph = driver.streamEndCapture(s);
+            } catch (GpuException e) {
+                if (e.error() == CudaError.STREAM_CAPTURE_INVALIDATED || e.error() == CudaError.STREAM_CAPTURE_UNJOINED) {
+                    pool.captureEnded();
+                }
+                throw fail(e, "endCapture " + stream);
+            }
+            pool.captureEnded();
+            try {
+                result[0] = driver.graphExecUpdate(o.raw(), graph);
+            } catch (GpuException e) {
+                if (e.error() != CudaError.NOT_SUPPORTED) {
+                    RuntimeException r = fail(e, op + " " + old + " (cuGraphExecUpdate)");
+                    destroyQuietly(graph, r);
+                    throw r;
+                }
+            }
+            if (result[0] == Driver.UPDATE_SUCCESS) {
+                // The exec copied the parameters; the graph it was updated from is no longer needed.
+                destroyQuietly(graph, null);
+                return old;
+            }
+            long exec;
+            try {
+                exec = driver.graphInstantiate(graph);
+            } catch (GpuException e) {
+                RuntimeException r = fail(e, "endCapture " + stream + " (instantiate)");
+                destroyQuietly(graph, r);
+                throw r;
+            }
+            return new GraphHandle(graphs.add(exec, graph));
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    private void destroyQuietly(long graph, RuntimeException into) {
+        try {
+            driver.graphDestroy(graph);
+        } catch (RuntimeException suppressed) {
+            if (into != null) {
+                into.addSuppressed(suppressed);
+            }
+        }
+    }
+
+    /**
+     * For {@link CapturedStepImpl}: sets a memset node of an instantiated graph in place
+     * ({@code cuGraphExecMemsetNodeSetParams}), for replays launched after this call.
+     */
+    void setMemsetNode(GraphHandle graph, long node, long ptr, int value, long bytes) {
+        String op = "setMemsetNode";
+        int gt = gate.enter(op);
+        try {
+            HandleTable.Slot g = liveGraph(graph, op);
+            checkRange(ptr, bytes, op, "ptr");
+            try {
+                driver.graphExecMemsetNodeSetParams(g.raw(), node, ptr, value, bytes);
+            } catch (GpuException e) {
+                throw fail(e, op + " " + bytes + " B at 0x" + Long.toHexString(ptr) + " in " + graph);
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    /**
+     * For {@link CapturedStepImpl}: sets a device-to-device copy node of an instantiated graph in
+     * place ({@code cuGraphExecMemcpyNodeSetParams}), for replays launched after this call.
+     */
+    void setCopyNode(GraphHandle graph, long node, long src, long dst, long bytes) {
+        String op = "setCopyNode";
+        int gt = gate.enter(op);
+        try {
+            HandleTable.Slot g = liveGraph(graph, op);
+            checkRange(src, bytes, op, "src");
+            checkRange(dst, bytes, op, "dst");
+            try {
+                driver.graphExecCopyNodeSetParams(g.raw(), node, src, dst, bytes);
+            } catch (GpuException e) {
+                throw fail(e, op + " " + bytes + " B 0x" + Long.toHexString(src) + " -> 0x" + Long.toHexString(dst) + " in " + graph);
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    private HandleTable.Slot liveGraph(GraphHandle graph, String op) {
+        HandleTable.Slot g = graphs.get(Objects.requireNonNull(graph, "graph").handle());
+        if (g == null) {
+            throw deadHandle(op, graph + " was not made by this runtime's endCapture or is already destroyed");
+        }
+        return g;
     }
 
     // ---- device ------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 import metrale.gpu.CudaError;
 import metrale.gpu.DeviceInfo;
+import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
 
@@ -433,6 +434,134 @@ public interface Driver extends AutoCloseable {
      * @param graph the graph
      */
     void graphDestroy(long graph);
+
+    /** {@code CUgraphNodeType} of a kernel node. */
+    int NODE_KERNEL = 0;
+    /** {@code CUgraphNodeType} of a memcpy node. */
+    int NODE_MEMCPY = 1;
+    /** {@code CUgraphNodeType} of a memset node. */
+    int NODE_MEMSET = 2;
+    /** {@code CUgraphNodeType} of a child-graph node. */
+    int NODE_GRAPH = 4;
+    /** {@code CUgraphNodeType} of an empty node. */
+    int NODE_EMPTY = 5;
+
+    /**
+     * {@code cuGraphGetNodes}: the graph's nodes, in no documented order (see {@link #graphGetEdges}).
+     * A driver without it throws {@code NOT_SUPPORTED}.
+     *
+     * @param graph the graph (not the executable graph)
+     * @return the node handles ({@code CUgraphNode})
+     */
+    default long[] graphGetNodes(long graph) {
+        throw new GpuException(CudaError.NOT_SUPPORTED, "cuGraphGetNodes", "the " + name() + " driver has no graph node access");
+    }
+
+    /**
+     * {@code cuGraphGetEdges}: the graph's dependency edges; {@code to[i]} depends on {@code from[i]}.
+     * A driver without it throws {@code NOT_SUPPORTED}.
+     *
+     * @param graph the graph
+     * @return {@code {from, to}}, of equal length
+     */
+    default long[][] graphGetEdges(long graph) {
+        throw new GpuException(CudaError.NOT_SUPPORTED, "cuGraphGetEdges", "the " + name() + " driver has no graph node access");
+    }
+
+    /**
+     * {@code cuGraphNodeGetType}.
+     *
+     * @param node a node of a live graph
+     * @return its {@code CUgraphNodeType}, for example {@link #NODE_KERNEL}
+     */
+    default int graphNodeType(long node) {
+        throw new GpuException(CudaError.NOT_SUPPORTED, "cuGraphNodeGetType", "the " + name() + " driver has no graph node access");
+    }
+
+    /**
+     * {@code cuGraphExecKernelNodeSetParams_v2}: sets a kernel node's function, grid, block,
+     * shared memory and arguments in an executable graph, for launches made after this call
+     * (launches already made run the old values). The node must belong to the graph the exec
+     * was instantiated from and be a kernel node, and the function must be of this context;
+     * otherwise {@code INVALID_VALUE}. The arguments are copied.
+     *
+     * @param exec   the executable graph
+     * @param node   the kernel node of the exec's graph
+     * @param func   the function ({@code CUfunction})
+     * @param config grid, block and dynamic shared memory
+     * @param args   the arguments
+     */
+    default void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
+        throw new GpuException(CudaError.NOT_SUPPORTED, "cuGraphExecKernelNodeSetParams_v2",
+                "the " + name() + " driver cannot update graph nodes in place");
+    }
+
+    /**
+     * {@code cuGraphExecMemcpyNodeSetParams} for a one-dimensional device-to-device copy: sets the
+     * node's source, destination and byte count in an executable graph, for launches made after
+     * this call. The node must be a device-to-device memcpy node of the graph the exec was
+     * instantiated from, the size non-zero, both ranges live memory of this context; otherwise
+     * {@code INVALID_VALUE}.
+     *
+     * @param exec  the executable graph
+     * @param node  the memcpy node of the exec's graph
+     * @param src   the source
+     * @param dst   the destination
+     * @param bytes the byte count
+     */
+    default void graphExecCopyNodeSetParams(long exec, long node, long src, long dst, long bytes) {
+        throw new GpuException(CudaError.NOT_SUPPORTED, "cuGraphExecMemcpyNodeSetParams",
+                "the " + name() + " driver cannot update graph nodes in place");
+    }
+
+    /** {@code CUgraphExecUpdateResult}: the update succeeded. */
+    int UPDATE_SUCCESS = 0;
+    /** {@code CUgraphExecUpdateResult}: an invalid value. */
+    int UPDATE_ERROR = 1;
+    /** {@code CUgraphExecUpdateResult}: the node count or a node's dependencies differ. */
+    int UPDATE_TOPOLOGY_CHANGED = 2;
+    /** {@code CUgraphExecUpdateResult}: a node's type differs. */
+    int UPDATE_NODE_TYPE_CHANGED = 3;
+    /** {@code CUgraphExecUpdateResult}: a node's parameters changed in a way an update cannot apply. */
+    int UPDATE_PARAMETERS_CHANGED = 5;
+    /** {@code CUgraphExecUpdateResult}: something about a node is not supported. */
+    int UPDATE_NOT_SUPPORTED = 6;
+    /** {@code CUgraphExecUpdateResult}: a kernel node's function changed in an unsupported way (another context's). */
+    int UPDATE_UNSUPPORTED_FUNCTION_CHANGE = 7;
+
+    /**
+     * {@code cuGraphExecUpdate_v2}: sets every node of {@code exec} from the paired node of a
+     * topologically identical {@code graph}, for launches made after this call; the exec's nodes
+     * stay those of the graph it was instantiated from. A refused update
+     * ({@code CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE}) changes nothing and is not thrown: its
+     * {@code CUgraphExecUpdateResult} is returned, for example {@link #UPDATE_TOPOLOGY_CHANGED}.
+     *
+     * @param exec  the executable graph
+     * @param graph the graph with the new parameters
+     * @return {@link #UPDATE_SUCCESS}, or why the update was refused
+     */
+    default int graphExecUpdate(long exec, long graph) {
+        throw new GpuException(CudaError.NOT_SUPPORTED, "cuGraphExecUpdate_v2",
+                "the " + name() + " driver cannot update executable graphs");
+    }
+
+    /**
+     * {@code cuGraphExecMemsetNodeSetParams} for a one-dimensional byte memset: sets the node's
+     * destination, value and byte count in an executable graph, for launches made after this call.
+     * The node must be a memset node of the graph the exec was instantiated from, the size non-zero,
+     * the destination memory of the same kind (device, managed, page-locked) and context as the
+     * original's; CUDA may also refuse a changed size. Otherwise {@code INVALID_VALUE}.
+     *
+     * @param exec  the executable graph
+     * @param node  the memset node of the exec's graph
+     * @param ptr   the destination
+     * @param value the byte value (low 8 bits)
+     * @param bytes the byte count
+     */
+    default void graphExecMemsetNodeSetParams(long exec, long node, long ptr, int value, long bytes) {
+        throw new GpuException(CudaError.NOT_SUPPORTED, "cuGraphExecMemsetNodeSetParams",
+                "the " + name() + " driver cannot update graph nodes in place");
+    }
 
     // ---- modules and launches -----------------------------------------------------------------
 

@@ -506,6 +506,55 @@ public final class CudaDevice implements Driver {
         CudaLib.graphDestroy(graph);
     }
 
+    @Override
+    public long[] graphGetNodes(long graph) {
+        bind("cuGraphGetNodes");
+        return CudaLib.graphGetNodes(graph);
+    }
+
+    @Override
+    public void graphExecMemsetNodeSetParams(long exec, long node, long ptr, int value, long bytes) {
+        bind("cuGraphExecMemsetNodeSetParams");
+        CudaLib.graphExecMemsetNodeSetParams(exec, node, ptr, value, bytes, ctx);
+    }
+
+    @Override
+    public void graphExecCopyNodeSetParams(long exec, long node, long src, long dst, long bytes) {
+        bind("cuGraphExecMemcpyNodeSetParams");
+        CudaLib.graphExecMemcpyNodeSetParams(exec, node, src, dst, bytes, ctx);
+    }
+
+    @Override
+    public int graphExecUpdate(long exec, long graph) {
+        bind("cuGraphExecUpdate_v2");
+        return CudaLib.graphExecUpdate(exec, graph);
+    }
+
+    @Override
+    public long[][] graphGetEdges(long graph) {
+        bind("cuGraphGetEdges");
+        return CudaLib.graphGetEdges(graph);
+    }
+
+    @Override
+    public int graphNodeType(long node) {
+        bind("cuGraphNodeGetType");
+        return CudaLib.graphNodeGetType(node);
+    }
+
+    @Override
+    public void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
+        bind(CudaLib.EXEC_KERNEL_NODE_SET_PARAMS);
+        int[] sizes = params.get(func);
+        if (sizes != null) {
+            checkArgs(func, sizes, args);
+        }
+        var g = config.grid();
+        var b = config.block();
+        CudaLib.graphExecKernelNodeSetParams(exec, node, func, g.x(), g.y(), g.z(), b.x(), b.y(), b.z(),
+                config.sharedMemBytes(), args.table());
+    }
+
     // ---- modules and launches -----------------------------------------------------------------
 
     @Override

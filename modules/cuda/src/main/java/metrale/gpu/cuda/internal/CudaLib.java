@@ -158,6 +158,25 @@ public final class CudaLib {
     private static final MethodHandle cuGraphLaunch = required("cuGraphLaunch", fd(JAVA_LONG, JAVA_LONG));
     private static final MethodHandle cuGraphExecDestroy = required("cuGraphExecDestroy", fd(JAVA_LONG));
     private static final MethodHandle cuGraphDestroy = required("cuGraphDestroy", fd(JAVA_LONG));
+    private static final MethodHandle cuGraphGetNodes = required("cuGraphGetNodes", fd(JAVA_LONG, ADDRESS, ADDRESS));
+    /** {@code cuda.h} 12.3+ maps {@code cuGraphGetEdges} to {@code _v2}, which takes an edge-data array before the count. */
+    private static final MethodHandle cuGraphGetEdges_v2 = optional("cuGraphGetEdges_v2", fd(JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, ADDRESS));
+    private static final MethodHandle cuGraphGetEdges = cuGraphGetEdges_v2 != null ? null
+            : required("cuGraphGetEdges", fd(JAVA_LONG, ADDRESS, ADDRESS, ADDRESS));
+    private static final MethodHandle cuGraphExecMemsetNodeSetParams = required("cuGraphExecMemsetNodeSetParams",
+            fd(JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG));
+    private static final MethodHandle cuGraphExecMemcpyNodeSetParams = required("cuGraphExecMemcpyNodeSetParams",
+            fd(JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG));
+    private static final MethodHandle cuGraphExecUpdate_v2 = required("cuGraphExecUpdate_v2", fd(JAVA_LONG, JAVA_LONG, ADDRESS));
+    private static final MethodHandle cuGraphNodeGetType = required("cuGraphNodeGetType", fd(JAVA_LONG, ADDRESS));
+    /**
+     * {@code cuda.h} 12.0+ maps {@code cuGraphExecKernelNodeSetParams} to {@code _v2}; the v1 struct is
+     * the v2 struct's first 56 bytes, so one layout serves both.
+     */
+    static final String EXEC_KERNEL_NODE_SET_PARAMS = firstPresent("cuGraphExecKernelNodeSetParams_v2",
+            "cuGraphExecKernelNodeSetParams");
+    private static final MethodHandle cuGraphExecKernelNodeSetParams = required(EXEC_KERNEL_NODE_SET_PARAMS,
+            fd(JAVA_LONG, JAVA_LONG, ADDRESS));
     private static final MethodHandle cuModuleLoadData = required("cuModuleLoadData", fd(ADDRESS, ADDRESS));
     private static final MethodHandle cuModuleUnload = required("cuModuleUnload", fd(JAVA_LONG));
     private static final MethodHandle cuModuleGetFunction = required("cuModuleGetFunction", fd(ADDRESS, JAVA_LONG, ADDRESS));
@@ -200,6 +219,37 @@ public final class CudaLib {
             JAVA_LONG.withName("dstPitch"),
             JAVA_LONG.withName("WidthInBytes"),
             JAVA_LONG.withName("Height")).withName("CUDA_MEMCPY2D");
+
+    /**
+     * {@code CUDA_KERNEL_NODE_PARAMS_v2}: {@code kern} and {@code ctx} are ignored while {@code func} is set.
+     */
+    static final StructLayout CUDA_KERNEL_NODE_PARAMS = MemoryLayout.structLayout(
+            JAVA_LONG.withName("func"),
+            JAVA_INT.withName("gridDimX"),
+            JAVA_INT.withName("gridDimY"),
+            JAVA_INT.withName("gridDimZ"),
+            JAVA_INT.withName("blockDimX"),
+            JAVA_INT.withName("blockDimY"),
+            JAVA_INT.withName("blockDimZ"),
+            JAVA_INT.withName("sharedMemBytes"),
+            MemoryLayout.paddingLayout(4),
+            ADDRESS.withName("kernelParams"),
+            ADDRESS.withName("extra"),
+            JAVA_LONG.withName("kern"),
+            JAVA_LONG.withName("ctx")).withName("CUDA_KERNEL_NODE_PARAMS_v2");
+
+    /** {@code CUDA_MEMSET_NODE_PARAMS}: a one-dimensional memset has height 1 and an unused pitch. */
+    static final StructLayout CUDA_MEMSET_NODE_PARAMS = MemoryLayout.structLayout(
+            JAVA_LONG.withName("dst"),
+            JAVA_LONG.withName("pitch"),
+            JAVA_INT.withName("value"),
+            JAVA_INT.withName("elementSize"),
+            JAVA_LONG.withName("width"),
+            JAVA_LONG.withName("height")).withName("CUDA_MEMSET_NODE_PARAMS");
+
+    /** One params struct per thread, so a node update (once per step in a steady loop) allocates nothing. */
+    private static final ThreadLocal<MemorySegment> KERNEL_NODE_PARAMS =
+            ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(CUDA_KERNEL_NODE_PARAMS));
 
     private static final long M2D_SRC_MEMORY_TYPE = offset("srcMemoryType");
     private static final long M2D_SRC_DEVICE = offset("srcDevice");
@@ -1396,6 +1446,258 @@ public final class CudaLib {
         }
         if (st != SUCCESS) {
             throw error(st, "cuGraphDestroy", "hGraph=" + hex(graph));
+        }
+    }
+
+    /**
+     * {@snippet lang=c : CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes); }
+     * Called twice: once for the count, once for the nodes.
+     *
+     * @param graph the graph
+     * @return the nodes
+     */
+    static long[] graphGetNodes(long graph) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment count = arena.allocate(JAVA_LONG);
+            int st = (int) cuGraphGetNodes.invokeExact(graph, MemorySegment.NULL, count);
+            if (st != SUCCESS) {
+                throw error(st, "cuGraphGetNodes", "hGraph=" + hex(graph) + ", nodes=NULL");
+            }
+            long n = count.get(JAVA_LONG, 0);
+            if (n == 0) {
+                return new long[0];
+            }
+            MemorySegment out = arena.allocate(JAVA_LONG, n);
+            st = (int) cuGraphGetNodes.invokeExact(graph, out, count);
+            if (st != SUCCESS) {
+                throw error(st, "cuGraphGetNodes", "hGraph=" + hex(graph) + ", numNodes=" + n);
+            }
+            return out.asSlice(0, count.get(JAVA_LONG, 0) * JAVA_LONG.byteSize()).toArray(JAVA_LONG);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /**
+     * {@snippet lang=c :
+     * CUresult cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to,
+     *                             CUgraphEdgeData *edgeData, size_t *numEdges);
+     * CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, size_t *numEdges);
+     * }
+     * The first where the driver has it, with {@code edgeData} NULL (a captured graph's edges carry
+     * default data, so the query is not lossy). Called twice: once for the count, once for the edges.
+     *
+     * @param graph the graph
+     * @return {@code {from, to}}: {@code to[i]} depends on {@code from[i]}
+     */
+    static long[][] graphGetEdges(long graph) {
+        String name = cuGraphGetEdges_v2 != null ? "cuGraphGetEdges_v2" : "cuGraphGetEdges";
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment count = arena.allocate(JAVA_LONG);
+            int st = edges(graph, MemorySegment.NULL, MemorySegment.NULL, count);
+            if (st != SUCCESS) {
+                throw error(st, name, "hGraph=" + hex(graph) + ", from=NULL, to=NULL");
+            }
+            long n = count.get(JAVA_LONG, 0);
+            if (n == 0) {
+                return new long[][] {new long[0], new long[0]};
+            }
+            MemorySegment from = arena.allocate(JAVA_LONG, n);
+            MemorySegment to = arena.allocate(JAVA_LONG, n);
+            st = edges(graph, from, to, count);
+            if (st != SUCCESS) {
+                throw error(st, name, "hGraph=" + hex(graph) + ", numEdges=" + n);
+            }
+            long bytes = count.get(JAVA_LONG, 0) * JAVA_LONG.byteSize();
+            return new long[][] {from.asSlice(0, bytes).toArray(JAVA_LONG), to.asSlice(0, bytes).toArray(JAVA_LONG)};
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    private static int edges(long graph, MemorySegment from, MemorySegment to, MemorySegment count) throws Throwable {
+        return cuGraphGetEdges_v2 != null
+                ? (int) cuGraphGetEdges_v2.invokeExact(graph, from, to, MemorySegment.NULL, count)
+                : (int) cuGraphGetEdges.invokeExact(graph, from, to, count);
+    }
+
+    /**
+     * {@snippet lang=c : CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type); }
+     *
+     * @param node the node
+     * @return its {@code CUgraphNodeType}
+     */
+    static int graphNodeGetType(long node) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_INT);
+            int st = (int) cuGraphNodeGetType.invokeExact(node, out);
+            if (st != SUCCESS) {
+                throw error(st, "cuGraphNodeGetType", "hNode=" + hex(node));
+            }
+            return out.get(JAVA_INT, 0);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /**
+     * {@snippet lang=c :
+     * CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
+     *                                            const CUDA_KERNEL_NODE_PARAMS *nodeParams);
+     * }
+     * The driver copies the parameters, so {@code params} may be refilled once this returns.
+     *
+     * @param exec   the executable graph
+     * @param node   a kernel node of the graph it was instantiated from
+     * @param func   the function
+     * @param gx     grid x
+     * @param gy     grid y
+     * @param gz     grid z
+     * @param bx     block x
+     * @param by     block y
+     * @param bz     block z
+     * @param smem   dynamic shared memory in bytes
+     * @param params the {@code void*} table, one entry per kernel parameter
+     */
+    static void graphExecKernelNodeSetParams(long exec, long node, long func, int gx, int gy, int gz,
+                                             int bx, int by, int bz, int smem, MemorySegment params) {
+        MemorySegment p = KERNEL_NODE_PARAMS.get();
+        p.set(JAVA_LONG, 0, func);
+        p.set(JAVA_INT, 8, gx);
+        p.set(JAVA_INT, 12, gy);
+        p.set(JAVA_INT, 16, gz);
+        p.set(JAVA_INT, 20, bx);
+        p.set(JAVA_INT, 24, by);
+        p.set(JAVA_INT, 28, bz);
+        p.set(JAVA_INT, 32, smem);
+        p.set(ADDRESS, 40, params);
+        p.set(ADDRESS, 48, MemorySegment.NULL);
+        p.set(JAVA_LONG, 56, 0L);
+        p.set(JAVA_LONG, 64, 0L);
+        int st;
+        try {
+            st = (int) cuGraphExecKernelNodeSetParams.invokeExact(exec, node, p);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+        if (st != SUCCESS) {
+            throw error(st, EXEC_KERNEL_NODE_SET_PARAMS, "hGraphExec=" + hex(exec) + ", hNode=" + hex(node)
+                    + ", func=" + hex(func) + ", grid=[" + gx + ", " + gy + ", " + gz + "], block=[" + bx + ", "
+                    + by + ", " + bz + "], smem=" + smem);
+        }
+    }
+
+    /**
+     * {@snippet lang=c :
+     * CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+     *                                         const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx);
+     * }
+     * A one-dimensional byte memset ({@code elementSize} 1, {@code height} 1), as {@code cuMemsetD8Async} captures.
+     *
+     * @param exec  the executable graph
+     * @param node  a memset node of the graph it was instantiated from
+     * @param dst   the destination
+     * @param value the byte value
+     * @param bytes the byte count
+     * @param ctx   the context the node runs in
+     */
+    static void graphExecMemsetNodeSetParams(long exec, long node, long dst, int value, long bytes, long ctx) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocate(CUDA_MEMSET_NODE_PARAMS);
+            p.set(JAVA_LONG, 0, dst);
+            p.set(JAVA_LONG, 8, 0L);
+            p.set(JAVA_INT, 16, value & 0xff);
+            p.set(JAVA_INT, 20, 1);
+            p.set(JAVA_LONG, 24, bytes);
+            p.set(JAVA_LONG, 32, 1L);
+            int st = (int) cuGraphExecMemsetNodeSetParams.invokeExact(exec, node, p, ctx);
+            if (st != SUCCESS) {
+                throw error(st, "cuGraphExecMemsetNodeSetParams", "hGraphExec=" + hex(exec) + ", hNode=" + hex(node)
+                        + ", dst=" + hex(dst) + ", value=" + (value & 0xff) + ", width=" + bytes);
+            }
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /** Bytes of {@code CUDA_MEMCPY3D} ({@code cuda.h}: 25 eight-byte fields, the two {@code CUmemorytype}s padded). */
+    private static final long MEMCPY3D_BYTES = 200;
+
+    /**
+     * {@snippet lang=c :
+     * CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+     *                                         const CUDA_MEMCPY3D *copyParams, CUcontext ctx);
+     * }
+     * A one-dimensional device-to-device copy ({@code CU_MEMORYTYPE_DEVICE} both ways, height and depth 1).
+     *
+     * @param exec  the executable graph
+     * @param node  a memcpy node of the graph it was instantiated from
+     * @param src   the source
+     * @param dst   the destination
+     * @param bytes the byte count
+     * @param ctx   the context the node runs in
+     */
+    static void graphExecMemcpyNodeSetParams(long exec, long node, long src, long dst, long bytes, long ctx) {
+        try (Arena arena = Arena.ofConfined()) {
+            // Offsets of CUDA_MEMCPY3D: srcMemoryType 32, srcDevice 48, srcPitch 72, srcHeight 80,
+            // dstMemoryType 120, dstDevice 136, dstPitch 160, dstHeight 168, WidthInBytes 176, Height 184, Depth 192.
+            MemorySegment p = arena.allocate(MEMCPY3D_BYTES, 8);
+            p.set(JAVA_INT, 32, MEMORYTYPE_DEVICE);
+            p.set(JAVA_LONG, 48, src);
+            p.set(JAVA_LONG, 72, bytes);
+            p.set(JAVA_LONG, 80, 1L);
+            p.set(JAVA_INT, 120, MEMORYTYPE_DEVICE);
+            p.set(JAVA_LONG, 136, dst);
+            p.set(JAVA_LONG, 160, bytes);
+            p.set(JAVA_LONG, 168, 1L);
+            p.set(JAVA_LONG, 176, bytes);
+            p.set(JAVA_LONG, 184, 1L);
+            p.set(JAVA_LONG, 192, 1L);
+            int st = (int) cuGraphExecMemcpyNodeSetParams.invokeExact(exec, node, p, ctx);
+            if (st != SUCCESS) {
+                throw error(st, "cuGraphExecMemcpyNodeSetParams", "hGraphExec=" + hex(exec) + ", hNode=" + hex(node)
+                        + ", srcDevice=" + hex(src) + ", dstDevice=" + hex(dst) + ", WidthInBytes=" + bytes);
+            }
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /**
+     * {@snippet lang=c :
+     * CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo);
+     * }
+     * {@code CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE} is a refused update, not an error: its result is returned.
+     *
+     * @param exec  the executable graph
+     * @param graph the graph with the new parameters
+     * @return the {@code CUgraphExecUpdateResult}, 0 when the update was made
+     */
+    static int graphExecUpdate(long exec, long graph) {
+        try (Arena arena = Arena.ofConfined()) {
+            // CUgraphExecUpdateResultInfo: the result (a 4-byte enum, padded), errorNode, errorFromNode.
+            MemorySegment info = arena.allocate(24, 8);
+            int st = (int) cuGraphExecUpdate_v2.invokeExact(exec, graph, info);
+            if (st != SUCCESS && st != CudaError.GRAPH_EXEC_UPDATE_FAILURE.code()) {
+                throw error(st, "cuGraphExecUpdate_v2", "hGraphExec=" + hex(exec) + ", hGraph=" + hex(graph));
+            }
+            return st == SUCCESS ? 0 : info.get(JAVA_INT, 0);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
         }
     }
 

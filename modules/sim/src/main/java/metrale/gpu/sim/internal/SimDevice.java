@@ -5,6 +5,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -123,6 +124,10 @@ public final class SimDevice implements Driver {
     private final Map<Long, List<Works.Node>> graphs = new HashMap<>();
     private final Map<Long, SimExec> execs = new HashMap<>();
     private final CaptureRules rules = new CaptureRules();
+    /** Graph to its node handles, in capture order. */
+    private final Map<Long, long[]> graphNodes = new HashMap<>();
+    /** Node handle to {@code {graph, index}}. */
+    private final Map<Long, long[]> nodes = new HashMap<>();
     private final TreeSet<Long> failAt = new TreeSet<>();
     private final SimProcess process;
     private final SimTwins twins;
@@ -1340,9 +1345,15 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            List<Works.Node> nodes = rules.end(s, op);
+            List<Works.Node> captured = rules.end(s, op);
             long g = Ids.handle();
-            graphs.put(g, nodes);
+            graphs.put(g, captured);
+            long[] ids = new long[captured.size()];
+            for (int i = 0; i < ids.length; i++) {
+                ids[i] = Ids.handle();
+                nodes.put(ids[i], new long[] {g, i});
+            }
+            graphNodes.put(g, ids);
             return g;
         } finally {
             lock.unlock();
@@ -1374,7 +1385,14 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.INVALID_VALUE, op, "graph=" + hex(graph) + ": not a live graph");
             }
             long x = Ids.handle();
-            execs.put(x, new SimExec(new Works.GraphRun(nodes, "graph exec " + hex(x))));
+            Alloc.Kind[] kinds = new Alloc.Kind[nodes.size()];
+            for (int i = 0; i < kinds.length; i++) {
+                if (nodes.get(i).work() instanceof Works.Memset m) {
+                    Alloc a = memory.find(m.ptr());
+                    kinds[i] = a == null ? null : a.kind;
+                }
+            }
+            execs.put(x, new SimExec(graph, new Works.GraphRun(nodes, "graph exec " + hex(x)), kinds));
             return x;
         } finally {
             lock.unlock();
@@ -1429,9 +1447,261 @@ public final class SimDevice implements Driver {
             if (graphs.remove(graph) == null) {
                 throw err(CudaError.INVALID_VALUE, op, "graph=" + hex(graph) + ": not a live graph");
             }
+            for (long n : graphNodes.remove(graph)) {
+                nodes.remove(n);
+            }
         } finally {
             lock.unlock();
         }
+    }
+
+    @Override
+    public long[] graphGetNodes(long graph) {
+        String op = "cuGraphGetNodes";
+        lock.lock();
+        try {
+            enter(op);
+            long[] ids = graphNodes.get(graph);
+            if (ids == null) {
+                throw err(CudaError.INVALID_VALUE, op, "hGraph=" + hex(graph) + ": not a live graph");
+            }
+            return ids.clone();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long[][] graphGetEdges(long graph) {
+        String op = "cuGraphGetEdges_v2";
+        lock.lock();
+        try {
+            enter(op);
+            List<Works.Node> g = graphs.get(graph);
+            if (g == null) {
+                throw err(CudaError.INVALID_VALUE, op, "hGraph=" + hex(graph) + ": not a live graph");
+            }
+            long[] ids = graphNodes.get(graph);
+            int n = 0;
+            for (Works.Node node : g) {
+                n += node.deps().length;
+            }
+            long[] from = new long[n];
+            long[] to = new long[n];
+            int k = 0;
+            for (int i = 0; i < g.size(); i++) {
+                for (int dep : g.get(i).deps()) {
+                    from[k] = ids[dep];
+                    to[k++] = ids[i];
+                }
+            }
+            return new long[][] {from, to};
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int graphNodeType(long node) {
+        String op = "cuGraphNodeGetType";
+        lock.lock();
+        try {
+            enter(op);
+            long[] ref = node(node, op);
+            return Works.GraphRun.nodeType(graphs.get(ref[0]).get((int) ref[1]).work());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
+        String op = "cuGraphExecKernelNodeSetParams_v2";
+        lock.lock();
+        try {
+            enter(op);
+            SimExec x = execs.get(exec);
+            if (x == null) {
+                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
+            }
+            long[] ref = node(node, op);
+            String d = "hGraphExec=" + hex(exec) + ", hNode=" + hex(node);
+            // CUDA: the node must be one of the graph the exec was instantiated from.
+            if (ref[0] != x.graph) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": the node belongs to graph " + hex(ref[0])
+                        + ", not to graph " + hex(x.graph) + " the exec was instantiated from");
+            }
+            int i = (int) ref[1];
+            Work old = x.run.work(i);
+            if (!(old instanceof Works.Kernel)) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": not a kernel node (" + old.describe() + ")");
+            }
+            // A function of another context (another runtime's) is not in this table: the owning
+            // context of a kernel node's function cannot change.
+            SimFunction f = func == 0 ? null : functions.get(func);
+            if (f == null || !f.module.loaded) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": func=" + hex(func)
+                        + (f == null ? " is not a live function of this context" : ": its module was unloaded"));
+            }
+            x.run = x.run.with(i, kernelWork(f, config, args, op, null));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void graphExecMemsetNodeSetParams(long exec, long node, long ptr, int value, long bytes) {
+        String op = "cuGraphExecMemsetNodeSetParams";
+        lock.lock();
+        try {
+            enter(op);
+            SimExec x = execs.get(exec);
+            if (x == null) {
+                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
+            }
+            long[] ref = node(node, op);
+            String d = "hGraphExec=" + hex(exec) + ", hNode=" + hex(node) + ", dst=" + hex(ptr) + ", bytes=" + bytes;
+            if (ref[0] != x.graph) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": the node belongs to graph " + hex(ref[0])
+                        + ", not to graph " + hex(x.graph) + " the exec was instantiated from");
+            }
+            int i = (int) ref[1];
+            if (!(x.run.work(i) instanceof Works.Memset old)) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": not a memset node (" + x.run.work(i).describe() + ")");
+            }
+            // CUDA: zero-sized operations are not supported; the new destination must be the same
+            // kind of allocation, of the same context, as the original; a changed size may be
+            // refused (the simulator always refuses it, the strictest reading).
+            if (bytes <= 0) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": zero-sized (or negative) memset nodes are not supported");
+            }
+            if (bytes != old.bytes()) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": the width changed (" + old.bytes() + " -> " + bytes
+                        + " bytes); only the destination and the value of a memset node may change");
+            }
+            Alloc to = memory.find(ptr, bytes);
+            if (to == null) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": the destination " + memory.explain(ptr, bytes));
+            }
+            Alloc.Kind was = x.memsetKinds[i];
+            if (was != null && was != to.kind) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": the destination is " + to.kind.label + " memory where the node's was "
+                        + was.label + " memory at instantiation; it must be the same kind of allocation");
+            }
+            x.run = x.run.with(i, new Works.Memset(old.op(), ptr, (byte) value, bytes));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void graphExecCopyNodeSetParams(long exec, long node, long src, long dst, long bytes) {
+        String op = "cuGraphExecMemcpyNodeSetParams";
+        lock.lock();
+        try {
+            enter(op);
+            SimExec x = execs.get(exec);
+            if (x == null) {
+                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
+            }
+            long[] ref = node(node, op);
+            String d = "hGraphExec=" + hex(exec) + ", hNode=" + hex(node) + ", src=" + hex(src) + ", dst=" + hex(dst)
+                    + ", bytes=" + bytes;
+            if (ref[0] != x.graph) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": the node belongs to graph " + hex(ref[0])
+                        + ", not to graph " + hex(x.graph) + " the exec was instantiated from");
+            }
+            int i = (int) ref[1];
+            // CUDA: a copy's memory types cannot change; here a node's type is its direction.
+            if (!(x.run.work(i) instanceof Works.CopyD2D old)) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": not a device-to-device memcpy node (" + x.run.work(i).describe() + ")");
+            }
+            if (bytes <= 0) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": zero-sized (or negative) memcpy nodes are not supported");
+            }
+            checkDevice(null, src, bytes, op, d, "source");
+            checkDevice(null, dst, bytes, op, d, "destination");
+            x.run = x.run.with(i, new Works.CopyD2D(old.op(), dst, src, bytes));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int graphExecUpdate(long exec, long graph) {
+        String op = "cuGraphExecUpdate_v2";
+        lock.lock();
+        try {
+            enter(op);
+            SimExec x = execs.get(exec);
+            List<Works.Node> to = graphs.get(graph);
+            if (x == null) {
+                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
+            }
+            if (to == null) {
+                throw err(CudaError.INVALID_VALUE, op, "hGraph=" + hex(graph) + ": not a live graph");
+            }
+            int n = x.run.size();
+            if (to.size() != n) {
+                return Driver.UPDATE_TOPOLOGY_CHANGED;
+            }
+            // Nodes pair by index (capture order) and must have the same dependencies.
+            for (int i = 0; i < n; i++) {
+                if (!Arrays.equals(x.run.deps(i), to.get(i).deps())) {
+                    return Driver.UPDATE_TOPOLOGY_CHANGED;
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                Work was = x.run.work(i);
+                Work now = to.get(i).work();
+                if (Works.GraphRun.nodeType(was) != Works.GraphRun.nodeType(now)) {
+                    return Driver.UPDATE_NODE_TYPE_CHANGED;
+                }
+                int r = updatable(x, i, was, now);
+                if (r != Driver.UPDATE_SUCCESS) {
+                    return r;
+                }
+            }
+            Works.GraphRun run = x.run;
+            for (int i = 0; i < n; i++) {
+                run = run.with(i, to.get(i).work());
+            }
+            x.run = run;
+            return Driver.UPDATE_SUCCESS;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** CUDA's per-node rules of {@code cuGraphExecUpdate}: {@return a {@code CUgraphExecUpdateResult}} */
+    private int updatable(SimExec x, int i, Work was, Work now) {
+        return switch (now) {
+            // A captured kernel's function is one of this context; CUDA 11.2+ allows another function.
+            case Works.Kernel k -> Driver.UPDATE_SUCCESS;
+            case Works.Memset m -> {
+                Alloc a = memory.find(m.ptr());
+                Alloc.Kind kind = x.memsetKinds[i];
+                yield a == null || (kind != null && a.kind != kind) ? Driver.UPDATE_PARAMETERS_CHANGED : Driver.UPDATE_SUCCESS;
+            }
+            // A copy may not change its memory types (host/device): the direction is its type here.
+            case Works.CopyD2D c -> was instanceof Works.CopyD2D ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
+            case Works.CopyH2D c -> was instanceof Works.CopyH2D ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
+            case Works.CopyD2H c -> was instanceof Works.CopyD2H ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
+            // 2D copies: only addresses may change.
+            case Works.Copy2D c -> was instanceof Works.Copy2D w && w.width() == c.width() && w.height() == c.height()
+                    && w.dstPitch() == c.dstPitch() && w.srcPitch() == c.srcPitch()
+                    ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
+            // Child graphs are not paired node by node here: the simulator refuses to update them.
+            default -> now instanceof Works.Marker ? Driver.UPDATE_SUCCESS : Driver.UPDATE_NOT_SUPPORTED;
+        };
+    }
+
+    private long[] node(long node, String op) {
+        long[] ref = nodes.get(node);
+        if (ref == null) {
+            throw err(CudaError.INVALID_VALUE, op, "hNode=" + hex(node) + ": not a node of a live graph");
+        }
+        return ref;
     }
 
     // ---- modules and launches -------------------------------------------------------------------
@@ -1537,38 +1807,43 @@ public final class SimDevice implements Driver {
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
             SimFunction f = function(func, op, s);
-            if (config == null) {
-                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + ": no launch configuration");
-            }
-            String problem = configProblem(config, f.maxDynamicShared);
-            if (problem != null) {
-                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + " " + config + " on " + s + ": " + problem);
-            }
-            if (args == null || args.isClosed()) {
-                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + ": kernelParams " + (args == null ? "is null" : "is closed"));
-            }
-            if (f.params != null) {
-                String mismatch = PtxParams.mismatch(f.name, f.params, args);
-                if (mismatch != null) {
-                    throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, mismatch);
-                }
-            }
-            int n = args.count();
-            long[] words = new long[n];
-            int[] sizes = new int[n];
-            byte[][] wide = new byte[n][];
-            for (int i = 0; i < n; i++) {
-                sizes[i] = args.size(i);
-                words[i] = args.word(i);
-                if (sizes[i] > 8) {
-                    wide[i] = args.getBytes(i);
-                }
-            }
-            submit(s, new Works.Kernel(f.name, f.kernel, config.grid(), config.block(), config.sharedMemBytes(),
-                    words, wide, sizes), op, f.name);
+            submit(s, kernelWork(f, config, args, op, s), op, f.name);
         } finally {
             lock.unlock();
         }
+    }
+
+    /** The checked kernel work of a launch or a kernel node update; {@code s} is the launch's stream, or null. */
+    private Works.Kernel kernelWork(SimFunction f, LaunchConfig config, KernelArgs args, String op, SimStream s) {
+        if (config == null) {
+            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + ": no launch configuration");
+        }
+        String problem = configProblem(config, f.maxDynamicShared);
+        if (problem != null) {
+            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + " " + config + (s == null ? "" : " on " + s) + ": " + problem);
+        }
+        if (args == null || args.isClosed()) {
+            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + ": kernelParams " + (args == null ? "is null" : "is closed"));
+        }
+        if (f.params != null) {
+            String mismatch = PtxParams.mismatch(f.name, f.params, args);
+            if (mismatch != null) {
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, mismatch);
+            }
+        }
+        int n = args.count();
+        long[] words = new long[n];
+        int[] sizes = new int[n];
+        byte[][] wide = new byte[n][];
+        for (int i = 0; i < n; i++) {
+            sizes[i] = args.size(i);
+            words[i] = args.word(i);
+            if (sizes[i] > 8) {
+                wide[i] = args.getBytes(i);
+            }
+        }
+        return new Works.Kernel(f.name, f.kernel, config.grid(), config.block(), config.sharedMemBytes(),
+                words, wide, sizes);
     }
 
     /** {@return the twin of {@code module::func}: this runtime's table first, then the process-wide one} */
@@ -1655,6 +1930,8 @@ public final class SimDevice implements Driver {
             modules.clear();
             functions.clear();
             graphs.clear();
+            graphNodes.clear();
+            nodes.clear();
             execs.clear();
             rules.clear();
         } finally {

@@ -245,6 +245,37 @@ final class Works {
             return nodes.size();
         }
 
+        /** {@return the dependencies of node {@code i}} */
+        int[] deps(int i) {
+            return nodes.get(i).deps();
+        }
+
+        /** {@return the work of node {@code i}} */
+        Work work(int i) {
+            return nodes.get(i).work();
+        }
+
+        /** {@return a copy of this run with node {@code i}'s work replaced; the dependencies stay} */
+        GraphRun with(int i, Work w) {
+            List<Node> copy = new ArrayList<>(nodes);
+            copy.set(i, new Node(w, nodes.get(i).deps()));
+            return new GraphRun(copy, label);
+        }
+
+        /** {@return the {@code CUgraphNodeType} of a node holding {@code w}} */
+        static int nodeType(Work w) {
+            return switch (w) {
+                case Kernel k -> 0;
+                case CopyH2D c -> 1;
+                case CopyD2H c -> 1;
+                case CopyD2D c -> 1;
+                case Copy2D c -> 1;
+                case Memset m -> 2;
+                case GraphRun g -> 4;
+                default -> 5;
+            };
+        }
+
         @Override
         public void run(Engine e) {
             int[] left = indeg.clone();

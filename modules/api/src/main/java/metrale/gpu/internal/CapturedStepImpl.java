@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: Apache-2.0
+package metrale.gpu.internal;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import metrale.gpu.CapturedStep;
+import metrale.gpu.CudaError;
+import metrale.gpu.Dim3;
+import metrale.gpu.GpuException;
+import metrale.gpu.GraphHandle;
+import metrale.gpu.KernelArgs;
+import metrale.gpu.LaunchConfig;
+import metrale.gpu.StepMismatchException;
+import metrale.gpu.StepOptions;
+import metrale.gpu.Stream;
+import metrale.gpu.spi.Driver;
+import metrale.telemetry.LaunchTrace;
+import metrale.telemetry.OpKind;
+import metrale.telemetry.TraceEntry;
+
+/**
+ * The runtime's {@link CapturedStep}: a small state machine over the public capture and graph
+ * calls, the step recorder and the two node calls of {@link GpuRuntime}.
+ */
+final class CapturedStepImpl implements CapturedStep {
+
+    private final GpuRuntime rt;
+    private final String name;
+    private final Region region;
+    private final StepOptions options;
+    private final LaunchTrace names;
+
+    private Phase phase = Phase.EAGER;
+    private int eagerLeft;
+    /** The trace the next capture is diffed against: the last eager run's. */
+    private List<TraceEntry> ref;
+
+    private GraphHandle graph;
+    /** What the graph holds, op by op; updated with each in-place update. */
+    private TraceEntry[] held;
+    /** The node of each op, or {@code null} when the graph cannot be updated in place. */
+    private long[] nodes;
+    private String noInPlace;
+    private KernelArgs scratch;
+
+    private long sinceVerify;
+    private long runs;
+    private long eagerRunCount;
+    private long captures;
+    private long replays;
+    private long updates;
+    private long recaptures;
+    private long execUpdates;
+    private long verifications;
+    private long mismatches;
+    private String lastDiff;
+
+    CapturedStepImpl(GpuRuntime rt, String name, Region region, StepOptions options) {
+        this.rt = rt;
+        this.name = name;
+        this.region = region;
+        this.options = options;
+        this.names = rt.telemetry().trace();
+        this.eagerLeft = options.eagerRuns();
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public synchronized void run(Stream stream) {
+        Objects.requireNonNull(stream, "stream");
+        open();
+        runs++;
+        switch (phase) {
+            case EAGER -> {
+                ref = eager(stream).entries;
+                if (--eagerLeft == 0) {
+                    phase = Phase.CAPTURE;
+                }
+            }
+            case CAPTURE -> capture(stream);
+            case REPLAY -> {
+                if (options.verifyEvery() > 0 && ++sinceVerify >= options.verifyEvery()) {
+                    sinceVerify = 0;
+                    verify(stream);
+                } else {
+                    rt.launchGraph(graph, stream);
+                    replays++;
+                }
+            }
+            case CLOSED -> throw new AssertionError();
+        }
+    }
+
+    @Override
+    public synchronized void runTraced(Stream stream) {
+        Objects.requireNonNull(stream, "stream");
+        open();
+        if (phase != Phase.REPLAY) {
+            run(stream);
+            return;
+        }
+        runs++;
+        sinceVerify = 0;
+        verify(stream);
+    }
+
+    @Override
+    public synchronized void update(int op, LaunchConfig config, KernelArgs args) {
+        Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(args, "args");
+        open();
+        if (phase != Phase.REPLAY) {
+            throw new IllegalStateException("captured step '" + name + "': update(" + op + "): the step holds no graph to update ("
+                    + (phase == Phase.EAGER ? "still in its eager runs" : "a capture is due") + ")");
+        }
+        if (nodes == null) {
+            throw new IllegalStateException("captured step '" + name + "': update(" + op + "): " + noInPlace);
+        }
+        Objects.checkIndex(op, held.length);
+        TraceEntry e = held[op];
+        if (e.kind() != OpKind.KERNEL) {
+            throw new IllegalArgumentException("captured step '" + name + "': update(" + op + "): op " + op + " is a "
+                    + e.kind().label() + ", not a kernel launch");
+        }
+        rt.setKernelNode(graph, nodes[op], e.func(), config, args);
+        held[op] = kernelEntry(e.func(), config, args.words());
+        updates++;
+    }
+
+    @Override
+    public synchronized Phase phase() {
+        return phase;
+    }
+
+    @Override
+    public synchronized Stats stats() {
+        return new Stats(runs, eagerRunCount, captures, replays, updates, recaptures, execUpdates, verifications, mismatches);
+    }
+
+    @Override
+    public synchronized Optional<String> lastDiff() {
+        return Optional.ofNullable(lastDiff);
+    }
+
+    @Override
+    public synchronized Optional<String> inPlaceUnavailable() {
+        return graph == null ? Optional.empty() : Optional.ofNullable(noInPlace);
+    }
+
+    @Override
+    public synchronized void close() {
+        if (phase == Phase.CLOSED) {
+            return;
+        }
+        phase = Phase.CLOSED;
+        dropGraph();
+        if (scratch != null) {
+            scratch.close();
+            scratch = null;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "CapturedStep[" + name + ", " + phase + "]";
+    }
+
+    // ---- the runs ----------------------------------------------------------------------------
+
+    private StepRecorder eager(Stream stream) {
+        StepRecorder rec = new StepRecorder();
+        StepRecorder outer = rt.beginStepTrace(rec);
+        try {
+            region.enqueue(rt, stream);
+        } finally {
+            rt.endStepTrace(outer);
+        }
+        eagerRunCount++;
+        return rec;
+    }
+
+    private void capture(Stream stream) {
+        StepRecorder rec = new StepRecorder();
+        rt.beginCapture(stream, options.captureMode());
+        StepRecorder outer = rt.beginStepTrace(rec);
+        try {
+            region.enqueue(rt, stream);
+        } catch (RuntimeException | Error e) {
+            rt.endStepTrace(outer);
+            try {
+                rt.abortCaptureIfActive(stream);
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        rt.endStepTrace(outer);
+        GraphHandle old = graph;
+        int[] result = new int[1];
+        GraphHandle g;
+        try {
+            g = rt.endCaptureInto(stream, old, result);
+        } catch (RuntimeException | Error e) {
+            dropGraph();
+            throw e;
+        }
+        if (captures++ > 0) {
+            recaptures++;
+        }
+        if (g == old) {
+            // cuGraphExecUpdate applied the new graph to the exec; its nodes, which in-place updates
+            // address, are still those of the graph it was instantiated from, paired op by op.
+            held = rec.entries.toArray(new TraceEntry[0]);
+            execUpdates++;
+        } else {
+            dropGraph();
+            install(g, rec.entries);
+        }
+        // The capture ran nothing: this run's work is the graph's first replay.
+        rt.launchGraph(g, stream);
+        String d = diff(ref, rec.entries);
+        if (d == null) {
+            phase = Phase.REPLAY;
+            sinceVerify = 0;
+            return;
+        }
+        mismatches++;
+        // The region enqueued other values while being captured than in the eager run before:
+        // replaying would repeat this run's values, so the step is not steady yet.
+        dropGraph();
+        phase = Phase.EAGER;
+        eagerLeft = options.eagerRuns();
+        report("run " + runs + " (captured) differs from the eager run before it, so the region is not steady: "
+                + "the captured graph ran once and was dropped; the next " + eagerLeft + " run(s) are eager again", d, false);
+    }
+
+    private void verify(Stream stream) {
+        verifications++;
+        StepRecorder rec = eager(stream);
+        String d = diff(Arrays.asList(held), rec.entries);
+        if (d == null) {
+            return;
+        }
+        mismatches++;
+        String action;
+        String structural = structuralChange(rec);
+        GpuException refused = null;
+        if (structural == null && nodes != null) {
+            int k = 0;
+            try {
+                for (int i = 0; i < held.length; i++) {
+                    TraceEntry c = rec.entries.get(i);
+                    if (c.equals(held[i])) {
+                        continue;
+                    }
+                    if (c.kind() == OpKind.MEMSET) {
+                        rt.setMemsetNode(graph, nodes[i], c.arg(0), (int) c.arg(1), c.arg(2));
+                    } else if (c.kind() == OpKind.D2D) {
+                        rt.setCopyNode(graph, nodes[i], c.arg(0), c.arg(1), c.arg(2));
+                    } else {
+                        LaunchConfig cfg = new LaunchConfig(Dim3.of(c.gridX(), c.gridY(), c.gridZ()),
+                                Dim3.of(c.blockX(), c.blockY(), c.blockZ()), c.sharedMemBytes());
+                        rt.setKernelNode(graph, nodes[i], c.func(), cfg, rec.args.get(i).fill(scratch()));
+                    }
+                    held[i] = c;
+                    k++;
+                }
+            } catch (GpuException e) {
+                if (e.error().isSticky()) {
+                    throw e;
+                }
+                refused = e;
+            }
+            if (refused == null) {
+                updates++;
+            }
+            action = refused == null ? "updated " + k + " node(s) of the graph in place" : null;
+        } else {
+            action = null;
+        }
+        if (action == null) {
+            phase = Phase.CAPTURE;
+            ref = rec.entries;
+            action = (structural != null ? structural
+                    : refused != null ? "the driver refused the in-place update (" + refused.getMessage() + ")"
+                    : "only arguments changed, but " + noInPlace)
+                    + "; the next run captures again";
+        }
+        report("verification run " + runs + " differs from what the graph holds: " + action, d, true);
+    }
+
+    // ---- the graph ---------------------------------------------------------------------------
+
+    private void install(GraphHandle g, List<TraceEntry> entries) {
+        graph = g;
+        held = entries.toArray(new TraceEntry[0]);
+        nodes = null;
+        noInPlace = null;
+        long[][] nt;
+        try {
+            nt = rt.graphNodes(g);
+        } catch (GpuException e) {
+            if (e.error() != CudaError.NOT_SUPPORTED) {
+                throw e;
+            }
+            noInPlace = "the graph cannot be updated in place: " + e.getMessage();
+            return;
+        }
+        if (nt[0].length != held.length) {
+            noInPlace = "the graph cannot be updated in place: it has " + nt[0].length + " node(s) for " + held.length
+                    + " traced op(s) (the region enqueues work the trace does not record, such as a host copy or a graph launch)";
+            return;
+        }
+        int[] order = chain(nt[0], nt[2], nt[3]);
+        if (order == null) {
+            noInPlace = "the graph cannot be updated in place: its nodes are not one chain (the region forks onto"
+                    + " other streams), so which node holds which traced op is unknown";
+            return;
+        }
+        long[] n = new long[order.length];
+        long[] types = new long[order.length];
+        for (int i = 0; i < order.length; i++) {
+            n[i] = nt[0][order[i]];
+            types[i] = nt[1][order[i]];
+        }
+        for (int i = 0; i < n.length; i++) {
+            int want = switch (held[i].kind()) {
+                case KERNEL -> Driver.NODE_KERNEL;
+                case MEMSET -> Driver.NODE_MEMSET;
+                case D2D -> Driver.NODE_MEMCPY;
+            };
+            if (types[i] != want) {
+                noInPlace = "the graph cannot be updated in place: node " + i + " has type " + types[i]
+                        + " where op #" + i + " is a " + held[i].kind().label();
+                return;
+            }
+        }
+        nodes = n;
+    }
+
+    /**
+     * {@return the node indices in dependency order if the edges make one chain, else {@code null}}
+     * Work captured on one stream is a chain in enqueue order, which is the trace's order; the
+     * order {@code cuGraphGetNodes} returns is not documented, so the edges decide.
+     */
+    static int[] chain(long[] nodes, long[] from, long[] to) {
+        int n = nodes.length;
+        if (from.length != Math.max(0, n - 1)) {
+            return null;
+        }
+        HashMap<Long, Integer> index = new HashMap<>();
+        for (int i = 0; i < n; i++) {
+            index.put(nodes[i], i);
+        }
+        int[] next = new int[n];
+        boolean[] hasPrev = new boolean[n];
+        Arrays.fill(next, -1);
+        for (int e = 0; e < from.length; e++) {
+            Integer a = index.get(from[e]);
+            Integer b = index.get(to[e]);
+            if (a == null || b == null || next[a] != -1 || hasPrev[b]) {
+                return null;
+            }
+            next[a] = b;
+            hasPrev[b] = true;
+        }
+        int[] order = new int[n];
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            if (!hasPrev[i]) {
+                for (int c = i; c != -1 && k <= n; c = next[c]) {
+                    if (k == n) {
+                        return null;
+                    }
+                    order[k++] = c;
+                }
+                break;
+            }
+        }
+        return k == n ? order : null;
+    }
+
+    private void dropGraph() {
+        if (graph == null) {
+            return;
+        }
+        GraphHandle g = graph;
+        graph = null;
+        held = null;
+        nodes = null;
+        noInPlace = null;
+        try {
+            rt.destroyGraph(g);
+        } catch (IllegalStateException | GpuException e) {
+            // The runtime is closed (it destroyed the graph) or faulted: nothing left to release here.
+        }
+    }
+
+    private KernelArgs scratch() {
+        if (scratch == null) {
+            scratch = new KernelArgs();
+        }
+        return scratch;
+    }
+
+    // ---- diffs -------------------------------------------------------------------------------
+
+    /** {@return the launch trace's report of {@code prev} against {@code cur}, or {@code null} if they agree} */
+    private String diff(List<TraceEntry> prev, List<TraceEntry> cur) {
+        if (prev == null || prev.equals(cur)) {
+            return null;
+        }
+        return names.diff(prev, cur, options.maxReport());
+    }
+
+    /** {@return why the verification trace cannot be applied to the graph node by node, or {@code null}} */
+    private String structuralChange(StepRecorder rec) {
+        List<TraceEntry> cur = rec.entries;
+        if (cur.size() != held.length) {
+            return "the op count changed (" + held.length + " -> " + cur.size() + ")";
+        }
+        for (int i = 0; i < held.length; i++) {
+            TraceEntry p = held[i];
+            TraceEntry c = cur.get(i);
+            if (p.equals(c)) {
+                continue;
+            }
+            if (p.kind() != c.kind() || p.func() != c.func()) {
+                return "op #" + i + " is another op (" + names.nameOf(p.func()) + " [" + p.kind().label() + "] -> "
+                        + names.nameOf(c.func()) + " [" + c.kind().label() + "])";
+            }
+            if (c.kind() == OpKind.MEMSET && c.arg(2) != p.arg(2)) {
+                return "op #" + i + " is a memset whose size changed (" + p.arg(2) + " -> " + c.arg(2)
+                        + " bytes; only a memset's destination and value are updated in place)";
+            }
+            if (p.argc() != c.argc()) {
+                return "op #" + i + " takes another argument count (" + p.argc() + " -> " + c.argc() + ")";
+            }
+        }
+        return null;
+    }
+
+    private void report(String what, String diff, boolean verification) {
+        String r = "captured step '" + name + "': " + what + "\n" + diff;
+        lastDiff = r;
+        options.reporter().accept(r);
+        if (options.throwOnMismatch() && verification) {
+            throw new StepMismatchException(name, what + "\n" + diff);
+        }
+    }
+
+    private static TraceEntry kernelEntry(long func, LaunchConfig c, long[] words) {
+        return TraceEntry.kernel(func, c.grid().x(), c.grid().y(), c.grid().z(),
+                c.block().x(), c.block().y(), c.block().z(), c.sharedMemBytes(), words);
+    }
+
+    private void open() {
+        if (phase == Phase.CLOSED) {
+            throw new IllegalStateException("captured step '" + name + "' is closed");
+        }
+    }
+}
