@@ -11,12 +11,13 @@
  * {@code --enable-native-access=metrale.gpu.cuda}.
  */
 module metrale.examples {
-    requires metrale.gpu;
+    // GpuBuilder and NcclUniqueId appear in the exported examples' signatures.
+    requires transitive metrale.gpu;
     // The demo registers SimKernel twins of its CUDA kernels, so it needs the simulator's kernel
     // API (SimKernels, SimLaunch, FloatView) and not just the simulator as a backend.
     requires metrale.gpu.sim;
     // Collectives for DataParallelStep and UniqueIdExchange.
-    requires metrale.gpu.nccl;
+    requires transitive metrale.gpu.nccl;
     // Recording and RecordingFile for --jfr.
     requires jdk.jfr;
 

@@ -67,10 +67,21 @@ public final class NcclCommunicator extends AbstractCommunicator {
      */
     public static NcclCommunicator initRank(Gpu gpu, int nranks, metrale.gpu.nccl.NcclUniqueId id, int rank, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        if (NcclLib.hasInitRankConfig()) {
-            long[] c = new long[1];
-            TrustedAccess.onDriverStream(gpu, Stream.DEFAULT, "ncclCommInitRankConfig", new long[0],
-                    st -> c[0] = NcclLib.commInitRankNonBlocking(nranks, id, rank));
+        long[] c = new long[1];
+        boolean nonBlockingInit = NcclLib.hasInitRankConfig();
+        if (nonBlockingInit) {
+            try {
+                TrustedAccess.onDriverStream(gpu, Stream.DEFAULT, "ncclCommInitRankConfig", new long[0],
+                        st -> c[0] = NcclLib.commInitRankNonBlocking(nranks, id, rank));
+            } catch (NcclException e) {
+                if (e.result() != NcclResult.INVALID_ARGUMENT) {
+                    throw e;
+                }
+                // An NCCL that refuses this binding's config layout: join blocking instead.
+                nonBlockingInit = false;
+            }
+        }
+        if (nonBlockingInit) {
             while (true) {
                 int st = NcclLib.commGetAsyncError(c[0]);
                 if (st == 0) {
@@ -91,10 +102,10 @@ public final class NcclCommunicator extends AbstractCommunicator {
         java.util.concurrent.CompletableFuture<Long> f = new java.util.concurrent.CompletableFuture<>();
         Thread t = Thread.ofPlatform().daemon().name("ncclCommInitRank rank " + rank).unstarted(() -> {
             try {
-                long[] c = new long[1];
+                long[] out = new long[1];
                 TrustedAccess.onDriverStream(gpu, Stream.DEFAULT, "ncclCommInitRank", new long[0],
-                        st -> c[0] = NcclLib.commInitRank(nranks, id, rank));
-                f.complete(c[0]);
+                        st -> out[0] = NcclLib.commInitRank(nranks, id, rank));
+                f.complete(out[0]);
             } catch (RuntimeException | Error e) {
                 f.completeExceptionally(e);
             }
