@@ -30,6 +30,11 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2'; then
                   /opt/*/.venv/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2 2>/dev/null); do
         if [ -f "$f" ]; then nccl_flag=("-Dmetrale.nccl.library=$f"); break; fi
     done
+    # The wheel PyTorch depends on (nvidia-nccl-cu*), wherever that python keeps it.
+    if [ ${#nccl_flag[@]} -eq 0 ] && command -v python3 >/dev/null; then
+        f="$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)"
+        [ -n "$f" ] && [ -f "$f" ] && nccl_flag=("-Dmetrale.nccl.library=$f")
+    fi
 fi
 echo "java: $("$java" -version 2>&1 | head -1); nvrtc: ${nvrtc_flag[*]:-found by the loader or absent}; nccl: ${nccl_flag[*]:-found by the loader or absent}"
 

@@ -115,6 +115,35 @@ class SimCommunicatorTest {
     }
 
     @Test
+    void eachCallIsAJfrEvent(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        List<Communicator> comms = Collectives.initAll(gpus, SHORT);
+        DevicePtr a = gpus.get(0).alloc(64);
+        DevicePtr b = gpus.get(1).alloc(64);
+        java.nio.file.Path file = dir.resolve("collectives.jfr");
+        try (jdk.jfr.Recording rec = new jdk.jfr.Recording()) {
+            rec.enable("metrale.gpu.Collective");
+            rec.start();
+            Collectives.groupStart();
+            comms.get(0).allReduce(a, a, 16, NcclDataType.FLOAT32, NcclRedOp.SUM, Stream.DEFAULT);
+            comms.get(1).allReduce(b, b, 16, NcclDataType.FLOAT32, NcclRedOp.SUM, Stream.DEFAULT);
+            Collectives.groupEnd();
+            rec.stop();
+            rec.dump(file);
+        }
+        List<jdk.jfr.consumer.RecordedEvent> events = jdk.jfr.consumer.RecordingFile.readAllEvents(file).stream()
+                .filter(e -> e.getEventType().getName().equals("metrale.gpu.Collective")).toList();
+        assertThat(events).hasSize(2).allSatisfy(e -> {
+            assertThat(e.getString("operation")).isEqualTo("allReduce");
+            assertThat(e.getLong("bytes")).isEqualTo(64);
+            assertThat(e.getString("kind")).isEqualTo("sim");
+            assertThat(e.getInt("ranks")).isEqualTo(2);
+        });
+        assertThat(events.stream().map(e -> e.getInt("rank"))).containsExactlyInAnyOrder(0, 1);
+        gpus.get(0).free(a);
+        gpus.get(1).free(b);
+    }
+
+    @Test
     void anIdThatIsNotSimulatedIsRefused() {
         NcclException e = catchThrowableOfType(NcclException.class, () ->
                 Collectives.initRank(gpus.get(0), 1, new NcclUniqueId(new byte[NcclUniqueId.BYTES]), 0, SHORT));
