@@ -19,6 +19,9 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
     private final long comm;
     private final boolean nonBlocking;
+    /** The out-parameter of the per-call poll; freed by the GC, so no close can race a poll on it. */
+    private final java.lang.foreign.MemorySegment asyncOut = java.lang.foreign.Arena.ofAuto()
+            .allocate(java.lang.foreign.ValueLayout.JAVA_INT);
 
     private NcclCommunicator(Gpu gpu, long comm, int rank, int size, boolean nonBlocking) {
         super(gpu, rank, size);
@@ -135,6 +138,14 @@ public final class NcclCommunicator extends AbstractCommunicator {
 
     @Override
     void execute(Call c) {
+        // An asynchronous error is latched before the next call reaches NCCL, as a sticky fault is.
+        int async = NcclLib.commGetAsyncError(comm, asyncOut);
+        if (async != 0 && async != NcclLib.IN_PROGRESS) {
+            NcclException e = NcclLib.error(async, c.kind().function, "asynchronous error of rank " + rank
+                    + " (ncclCommGetAsyncError); abort the communicator", comm);
+            latch(e);
+            throw e;
+        }
         long[] ranges = new long[] {
             c.send() == null ? 0 : c.send().address(), c.sendBytes(size, rank),
             c.recv() == null ? 0 : c.recv().address(), c.recvBytes(size, rank)};
@@ -169,7 +180,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
      */
     public void awaitEnqueued(String function) {
         while (true) {
-            int st = NcclLib.commGetAsyncError(comm);
+            int st = NcclLib.commGetAsyncError(comm, asyncOut);
             if (st == 0) {
                 return;
             }
@@ -183,7 +194,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
     }
 
     private void pollAsync() {
-        int st = NcclLib.commGetAsyncError(comm);
+        int st = NcclLib.commGetAsyncError(comm, asyncOut);
         if (st != 0 && st != NcclLib.IN_PROGRESS) {
             latch(NcclLib.error(st, "ncclCommGetAsyncError", "rank " + rank, comm));
         }

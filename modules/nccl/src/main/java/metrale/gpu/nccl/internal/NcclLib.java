@@ -449,6 +449,27 @@ public final class NcclLib {
     }
 
     /**
+     * {@code ncclCommGetAsyncError} into a caller's 4-byte segment, for the per-call poll.
+     *
+     * @param comm the communicator
+     * @param out  4 bytes of native memory the caller owns
+     * @return the asynchronous error
+     */
+    public static int commGetAsyncError(long comm, MemorySegment out) {
+        try {
+            int st = (int) Holder.COMM_GET_ASYNC_ERROR.invokeExact(comm, out);
+            if (st != SUCCESS) {
+                throw error(st, "ncclCommGetAsyncError", "comm=" + hex(comm), comm);
+            }
+            return out.get(JAVA_INT, 0);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /**
      * {@snippet lang=c : ncclResult_t ncclCommCount(const ncclComm_t comm, int* count); }
      *
      * @param comm the communicator
