@@ -144,6 +144,22 @@ class SimCommunicatorTest {
     }
 
     @Test
+    void aCapturingStreamIsRefused() {
+        List<Communicator> comms = Collectives.initAll(gpus.subList(0, 1), SHORT);
+        Gpu g = gpus.get(0);
+        DevicePtr a = g.alloc(64);
+        Stream s = g.createStream(true);
+        g.beginCapture(s);
+        NcclException e = catchThrowableOfType(NcclException.class, () ->
+                comms.get(0).allReduce(a, a, 4, NcclDataType.FLOAT32, NcclRedOp.SUM, s));
+        assertThat(e.result()).isEqualTo(NcclResult.INVALID_USAGE);
+        assertThat(e.getMessage()).contains("captured");
+        g.destroyGraph(g.endCapture(s));
+        g.destroyStream(s);
+        g.free(a);
+    }
+
+    @Test
     void anIdThatIsNotSimulatedIsRefused() {
         NcclException e = catchThrowableOfType(NcclException.class, () ->
                 Collectives.initRank(gpus.get(0), 1, new NcclUniqueId(new byte[NcclUniqueId.BYTES]), 0, SHORT));

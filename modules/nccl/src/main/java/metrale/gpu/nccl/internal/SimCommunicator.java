@@ -109,6 +109,11 @@ public final class SimCommunicator extends AbstractCommunicator {
             c.send() == null ? 0 : c.send().address(), c.sendBytes(size, rank),
             c.recv() == null ? 0 : c.recv().address(), c.recvBytes(size, rank)};
         TrustedAccess.onDriverStream(gpu, c.stream(), c.kind().function, ranges, st -> { });
+        if (gpu.streamIsCapturing(c.stream())) {
+            throw new NcclException(NcclResult.INVALID_USAGE, NcclResult.INVALID_USAGE.code(), c.kind().function,
+                    "rank " + rank + ": the simulated communicator completes each call at once and cannot be captured "
+                    + "into a graph (NCCL on CUDA can)");
+        }
         if (GroupState.inGroup()) {
             GroupState.defer(this, c);
             return;
