@@ -25,7 +25,6 @@ final class SimClique {
         final Call[] calls;
         final byte[][] inputs;
         int arrived;
-        int left;
         NcclException error;
 
         Round(int size) {
@@ -158,7 +157,6 @@ final class SimClique {
                 }
             }
             if (r.arrived == size) {
-                r.left = size;
                 rounds.remove(n);
             }
             changed.signalAll();
