@@ -22,10 +22,11 @@ rm -rf "$out"
 mkdir -p "$out/lib"
 
 # Jars of the modules and the cuda test jar, then every test-scope dependency of the cuda module.
-./mvnw -q -pl modules/cuda -am package dependency:copy-dependencies -DskipTests \
+# The nccl module's tests (collectives on every GPU, and on the simulator) run in the same bundle.
+./mvnw -q -pl modules/cuda,modules/nccl -am package dependency:copy-dependencies -DskipTests \
     -DincludeScope=test -DoutputDirectory="$out/lib"
 cp modules/telemetry/target/metrale-telemetry-*.jar modules/api/target/metrale-gpu-0*.jar \
-   modules/cuda/target/metrale-gpu-cuda-*.jar "$out/lib/"
+   modules/cuda/target/metrale-gpu-cuda-*.jar modules/nccl/target/metrale-gpu-nccl-*.jar "$out/lib/"
 # The console launcher carries the JUnit Platform and Jupiter itself: a second copy of an engine
 # on the class path stops the launcher ("multiple engines with the same ID").
 rm -f "$out"/lib/junit-* "$out"/lib/opentest4j-* "$out"/lib/apiguardian-*
@@ -41,7 +42,8 @@ rm -f "$out"/lib/*-javadoc.jar "$out"/lib/*-sources.jar
 # (jdk.zipfs), which the runtime below leaves out.
 mkdir -p "$out/test-classes"
 (cd "$out/test-classes" && jar xf "$root"/modules/cuda/target/metrale-gpu-cuda-*-tests.jar && rm -rf META-INF)
-rm -f "$out"/lib/metrale-gpu-cuda-*-tests.jar
+(cd "$out/test-classes" && jar xf "$root"/modules/nccl/target/metrale-gpu-nccl-*-tests.jar && rm -rf META-INF)
+rm -f "$out"/lib/metrale-gpu-cuda-*-tests.jar "$out"/lib/metrale-gpu-nccl-*-tests.jar
 
 jlink --add-modules java.base,java.logging,java.xml,jdk.jfr,java.management,jdk.management,jdk.unsupported \
       --strip-debug --no-header-files --no-man-pages --compress=zip-9 --output "$out/jre"

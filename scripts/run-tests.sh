@@ -23,9 +23,23 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so'; then
         done
     done
 fi
-echo "java: $("$java" -version 2>&1 | head -1); nvrtc: ${nvrtc_flag[*]:-found by the loader or absent}"
+# NCCL, for the collective tests: the loader's, else a pip wheel's (nvidia-nccl-cu*), else absent (skipped).
+nccl_flag=()
+if ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2'; then
+    for f in /usr/local/cuda/lib64/libnccl.so.2 /usr/lib/x86_64-linux-gnu/libnccl.so.2 \
+             $(ls /usr/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2 /usr/local/lib/python3*/dist-packages/nvidia/nccl/lib/libnccl.so.2 \
+                  /opt/*/.venv/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2 2>/dev/null); do
+        if [ -f "$f" ]; then nccl_flag=("-Dmetrale.nccl.library=$f"); break; fi
+    done
+    # The wheel PyTorch depends on (nvidia-nccl-cu*), wherever that python keeps it.
+    if [ ${#nccl_flag[@]} -eq 0 ] && command -v python3 >/dev/null; then
+        f="$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)"
+        [ -n "$f" ] && [ -f "$f" ] && nccl_flag=("-Dmetrale.nccl.library=$f")
+    fi
+fi
+echo "java: $("$java" -version 2>&1 | head -1); nvrtc: ${nvrtc_flag[*]:-found by the loader or absent}; nccl: ${nccl_flag[*]:-found by the loader or absent}"
 
-jvm=("$java" --enable-native-access=ALL-UNNAMED -Dmetrale.gpu.required=true "${nvrtc_flag[@]}" ${JAVA_OPTS:-})
+jvm=("$java" --enable-native-access=ALL-UNNAMED -Dmetrale.gpu.required=true "${nvrtc_flag[@]}" "${nccl_flag[@]}" ${JAVA_OPTS:-})
 status=0
 run() {
     local name="$1"; shift
@@ -59,6 +73,9 @@ for x in "$reports"/*/TEST-junit-jupiter.xml "$reports"/*/TEST-jqwik.xml; do
     grep -o '<testsuite [^>]*' "$x" | sed -E 's/.*name="([^"]*)".*tests="([0-9]+)".*skipped="([0-9]+)".*failures="([0-9]+)".*errors="([0-9]+)".*/\1: tests=\2 skipped=\3 failures=\4 errors=\5/' \
         | sed "s|^|$(basename "$(dirname "$x")") |"
 done
+
+echo "=== data-parallel example (all-reduce) on every GPU"
+"${jvm[@]}" -cp "$(ls "$here"/demo/*.jar | tr '\n' ':')" metrale.examples.DataParallelStep --backend cuda || status=1
 
 echo "=== context binding cost"
 "${jvm[@]}" -cp "$cp" metrale.gpu.cuda.internal.CtxBindBenchmark || status=1

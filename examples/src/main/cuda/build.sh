@@ -9,3 +9,5 @@ cd "$(dirname "$0")"
 out=../resources/metrale/examples/heat.ptx
 nvcc -ptx -arch=compute_90 -fmad=false -o "$out" heat.cu
 echo "wrote $(cd "$(dirname "$out")" && pwd)/$(basename "$out")"
+nvcc -ptx -arch=compute_90 -fmad=false -o ../resources/metrale/examples/dataparallel.ptx dataparallel.cu
+echo "wrote dataparallel.ptx"

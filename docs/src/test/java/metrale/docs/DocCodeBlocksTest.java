@@ -52,6 +52,7 @@ class DocCodeBlocksTest {
     static final String IMPORTS = """
             import metrale.gpu.*;
             import metrale.gpu.sim.*;
+            import metrale.gpu.nccl.*;
             import metrale.telemetry.*;
             import metrale.examples.*;
             import java.util.*;

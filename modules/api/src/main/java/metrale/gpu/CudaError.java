@@ -34,6 +34,8 @@ public enum CudaError {
     INVALID_CONTEXT(201, "invalid device context"),
     /** 209: no kernel image for this device. */
     NO_BINARY_FOR_GPU(209, "no kernel image is available for execution on the device"),
+    /** 217: the devices cannot access each other's memory directly. */
+    PEER_ACCESS_UNSUPPORTED(217, "peer access is not supported between these two devices"),
     /** 218: the PTX JIT failed. */
     INVALID_PTX(218, "a PTX JIT compilation failed"),
     /** 222: the PTX was built for a newer toolchain. */
@@ -56,6 +58,10 @@ public enum CudaError {
     LAUNCH_OUT_OF_RESOURCES(701, "too many resources requested for launch"),
     /** 702: the watchdog stopped a kernel; sticky. */
     LAUNCH_TIMEOUT(702, "the launch timed out and was terminated"),
+    /** 704: {@code cuCtxEnablePeerAccess} for a peer whose access is already enabled. */
+    PEER_ACCESS_ALREADY_ENABLED(704, "peer access is already enabled"),
+    /** 705: peer access was not enabled for the peer context. */
+    PEER_ACCESS_NOT_ENABLED(705, "peer access has not been enabled"),
     /** 709: the context is destroyed, or the primary context is not initialized. */
     CONTEXT_IS_DESTROYED(709, "context is destroyed"),
     /** 710: a device-side assert; the context is unusable. */

@@ -78,6 +78,17 @@ public interface Gpu extends AutoCloseable {
     }
 
     /**
+     * Lists the devices of the backend {@link #open()} would choose, with options from system
+     * properties and the environment (the simulator's count is {@code metrale.sim.devices}).
+     *
+     * @return the devices, by ordinal
+     * @throws GpuException if no backend is available, or it cannot list devices
+     */
+    static List<GpuDevice> devices() {
+        return builder().devices();
+    }
+
+    /**
      * A backend found on the path.
      *
      * @param name      its name
@@ -95,6 +106,69 @@ public interface Gpu extends AutoCloseable {
 
     /** {@return the device's name, memory, SM count and compute capability} */
     DeviceInfo device();
+
+    /** {@return the ordinal of this runtime's device among {@link #devices()}} */
+    int deviceOrdinal();
+
+    // ---- several devices -----------------------------------------------------------------------
+
+    /**
+     * {@return whether this runtime's device can access {@code peer}'s memory directly
+     * ({@code cuDeviceCanAccessPeer})} {@code false} for the same device.
+     *
+     * @param peer an open runtime of the same backend
+     * @throws IllegalArgumentException if {@code peer} is of another backend or closed
+     */
+    boolean canAccessPeer(Gpu peer);
+
+    /**
+     * Lets kernels and copies of this runtime address {@code peer}'s memory
+     * ({@code cuCtxEnablePeerAccess}); a second call for the same peer is a no-op. Peer copies
+     * ({@link #copyToPeer}) work without it.
+     *
+     * @param peer an open runtime of the same backend on another device
+     * @throws IllegalArgumentException if {@code peer} is this runtime's device, of another backend or closed
+     * @throws GpuException {@code PEER_ACCESS_UNSUPPORTED} where the devices cannot reach each other
+     */
+    void enablePeerAccess(Gpu peer);
+
+    /**
+     * Copies {@code bytes} from this runtime's memory to {@code dstGpu}'s ({@code cuMemcpyPeer});
+     * returns when the copy is done, like {@link #copyD2D}. Both ranges are checked against the
+     * ledger of their own runtime first. {@code dstGpu} may be this runtime.
+     *
+     * @param src    the source, in this runtime's memory
+     * @param dstGpu the destination's runtime, of the same backend
+     * @param dst    the destination, in {@code dstGpu}'s memory
+     * @param bytes  the count; 0 is a no-op
+     * @throws GpuException {@code INVALID_VALUE} naming the side whose range is not live memory of its runtime
+     */
+    void copyToPeer(DevicePtr src, Gpu dstGpu, DevicePtr dst, long bytes);
+
+    /**
+     * As {@link #copyToPeer}, ordered on {@code stream} of this runtime
+     * ({@code cuMemcpyPeerAsync}). Work on {@code dstGpu} is not ordered with it: record an event
+     * on {@code stream} and wait for it there with {@link #streamWaitEvent(Stream, Gpu, Event)}.
+     * The simulator runs the copy after the stream's earlier work, before the call returns.
+     *
+     * @param src    the source, in this runtime's memory
+     * @param dstGpu the destination's runtime
+     * @param dst    the destination, in {@code dstGpu}'s memory
+     * @param bytes  the count; 0 is a no-op
+     * @param stream a stream of this runtime
+     */
+    void copyToPeerAsync(DevicePtr src, Gpu dstGpu, DevicePtr dst, long bytes, Stream stream);
+
+    /**
+     * Orders work across devices: later work on {@code stream} (of this runtime) waits for the work
+     * recorded before {@code event} on {@code eventGpu} ({@code cuStreamWaitEvent} with another
+     * context's event). The simulator waits for that work before the call returns.
+     *
+     * @param stream   a stream of this runtime
+     * @param eventGpu the runtime that created {@code event}; may be this one
+     * @param event    an event of {@code eventGpu}
+     */
+    void streamWaitEvent(Stream stream, Gpu eventGpu, Event event);
 
     /** {@return the options this runtime was opened with} */
     GpuOptions options();

@@ -188,6 +188,36 @@ public final class GpuBuilder {
         return this;
     }
 
+    /**
+     * Opens the device with this ordinal (see {@link Gpu#devices()}); the default is 0, or the CUDA
+     * backend's {@code cuda.device}. The same as {@code backendOption("device", ordinal)}.
+     *
+     * @param ordinal the device's index, at least 0
+     * @return this
+     * @throws IllegalArgumentException if {@code ordinal} is negative
+     */
+    public GpuBuilder device(int ordinal) {
+        if (ordinal < 0) {
+            throw new IllegalArgumentException("device(" + ordinal + "): an ordinal is at least 0");
+        }
+        return backendOption(DEVICE_OPTION, Integer.toString(ordinal));
+    }
+
+    /** The backend option naming the device ordinal, which {@link #device(int)} sets. */
+    public static final String DEVICE_OPTION = "device";
+
+    /**
+     * Lists the devices of the backend this builder would open, with its backend options.
+     *
+     * @return the devices, by ordinal
+     * @throws GpuException if the backend is missing or cannot list devices
+     */
+    public java.util.List<GpuDevice> devices() {
+        GpuOptions o = options();
+        return metrale.gpu.internal.Backends.choose(o.backend())
+                .devices(new metrale.gpu.spi.DriverConfig(o.backendOptions(), o.backendObjects()));
+    }
+
     /** {@return the options this builder would open with} */
     public GpuOptions options() {
         return new GpuOptions(

@@ -1428,6 +1428,183 @@ public final class GpuRuntime implements Gpu {
     }
 
     @Override
+    public void streamWaitEvent(Stream stream, Gpu eventGpu, Event event) {
+        GpuRuntime other = peerRuntime(eventGpu, "streamWaitEvent", "eventGpu", true);
+        if (other == this) {
+            streamWaitEvent(stream, event);
+            return;
+        }
+        int gt = gate.enter("streamWaitEvent");
+        try {
+            int ogt = other.gate.enter("streamWaitEvent");
+            try {
+                long s = liveStream(stream, "streamWaitEvent");
+                long ev = other.liveEvent(event, "event", "streamWaitEvent");
+                try {
+                    driver.streamWaitPeerEvent(s, other.driver, ev);
+                } catch (GpuException e) {
+                    throw fail(e, "streamWaitEvent " + stream + " on " + event + " of device " + other.driver.ordinal());
+                }
+            } finally {
+                other.gate.leave(ogt);
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    // ---- several devices -------------------------------------------------------------------------------
+
+    @Override
+    public int deviceOrdinal() {
+        int gt = gate.enter("deviceOrdinal");
+        try {
+            return driver.ordinal();
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    /**
+     * {@return {@code peer} as a runtime of this backend} Another implementation of {@link Gpu}, a
+     * closed runtime or one of another backend is refused before any driver sees it.
+     */
+    private GpuRuntime peerRuntime(Gpu peer, String op, String param, boolean selfAllowed) {
+        Objects.requireNonNull(peer, param);
+        if (!(peer instanceof GpuRuntime other)) {
+            throw new IllegalArgumentException(op + ": " + param + " is a " + peer.getClass().getName()
+                    + ", not a runtime from Gpu.open");
+        }
+        if (other.isClosed()) {
+            throw new IllegalArgumentException(op + ": " + param + " is closed");
+        }
+        if (!other.driver.name().equals(driver.name())) {
+            throw new IllegalArgumentException(op + ": " + param + " is a " + other.driver.name()
+                    + " runtime and this one is " + driver.name() + "; devices of two backends cannot share memory");
+        }
+        if (!selfAllowed && other.driver.ordinal() == driver.ordinal()) {
+            throw new IllegalArgumentException(op + ": " + param + " is on device " + driver.ordinal()
+                    + ", this runtime's own device; peer access is between two devices");
+        }
+        return other;
+    }
+
+    @Override
+    public boolean canAccessPeer(Gpu peer) {
+        GpuRuntime other = peerRuntime(peer, "canAccessPeer", "peer", true);
+        int gt = gate.enter("canAccessPeer");
+        try {
+            int ogt = other.gate.enter("canAccessPeer");
+            try {
+                return other.driver.ordinal() != driver.ordinal() && driver.canAccessPeer(other.driver);
+            } catch (GpuException e) {
+                throw fail(e, "canAccessPeer device " + other.driver.ordinal());
+            } finally {
+                other.gate.leave(ogt);
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    @Override
+    public void enablePeerAccess(Gpu peer) {
+        GpuRuntime other = peerRuntime(peer, "enablePeerAccess", "peer", false);
+        int gt = gate.enter("enablePeerAccess");
+        try {
+            int ogt = other.gate.enter("enablePeerAccess");
+            try {
+                driver.enablePeerAccess(other.driver);
+            } catch (GpuException e) {
+                // CUDA reports a repeated enable as an error; for this API it is a no-op.
+                if (e.error() != CudaError.PEER_ACCESS_ALREADY_ENABLED) {
+                    throw fail(e, "enablePeerAccess device " + driver.ordinal() + " -> " + other.driver.ordinal());
+                }
+            } finally {
+                other.gate.leave(ogt);
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    @Override
+    public void copyToPeer(DevicePtr src, Gpu dstGpu, DevicePtr dst, long bytes) {
+        peerCopy(src, dstGpu, dst, bytes, null, "copyToPeer");
+    }
+
+    @Override
+    public void copyToPeerAsync(DevicePtr src, Gpu dstGpu, DevicePtr dst, long bytes, Stream stream) {
+        peerCopy(src, dstGpu, dst, bytes, Objects.requireNonNull(stream, "stream"), "copyToPeerAsync");
+    }
+
+    /** A peer copy: both ranges checked against their own runtime's ledger, both gates held. */
+    private void peerCopy(DevicePtr src, Gpu dstGpu, DevicePtr dst, long bytes, Stream stream, String op) {
+        GpuRuntime other = peerRuntime(dstGpu, op, "dstGpu", true);
+        int gt = gate.enter(op);
+        try {
+            int ogt = other == this ? 0 : other.gate.enter(op);
+            try {
+                long s = Checks.ptr(src, "src");
+                long d = Checks.ptr(dst, "dst");
+                Checks.size(bytes, "bytes", op);
+                checkRange(s, bytes, op, "src");
+                other.checkRange(d, bytes, op, "dst (on device " + other.driver.ordinal() + ")");
+                long st = stream == null ? 0 : liveStream(stream, op);
+                if (bytes == 0) {
+                    return;
+                }
+                var jfr = Jfr.beginCopy();
+                try {
+                    if (stream == null) {
+                        driver.memcpyPeer(d, other.driver, s, bytes);
+                    } else {
+                        driver.memcpyPeerAsync(d, other.driver, s, bytes, st);
+                    }
+                } catch (GpuException e) {
+                    throw fail(e, op + " " + bytes + " B " + src + " -> device " + other.driver.ordinal() + " " + dst
+                            + (stream == null ? "" : " on " + stream));
+                }
+                if (tracing()) {
+                    traceOp(TraceEntry.d2d(s, d, bytes), null);
+                }
+                counters.d2dCopy(bytes);
+                Jfr.copy(jfr, "P2P", bytes, stream != null, st);
+            } finally {
+                if (other != this) {
+                    other.gate.leave(ogt);
+                }
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    /**
+     * The trusted-module view of this runtime (see {@link metrale.gpu.spi.TrustedAccess}): runs
+     * {@code body} with the driver's handle of {@code stream}, inside this runtime's gate, with the
+     * context current on the calling thread, after checking each device range against the ledger.
+     *
+     * @param stream a stream of this runtime
+     * @param call   the caller's operation, for errors
+     * @param ranges pairs of (address, bytes) that must lie in live memory of this runtime
+     * @param body   what to run with the driver stream
+     */
+    public void onDriverStream(Stream stream, String call, long[] ranges, java.util.function.LongConsumer body) {
+        int gt = gate.enter(call);
+        try {
+            for (int i = 0; i + 1 < ranges.length; i += 2) {
+                checkRange(ranges[i], ranges[i + 1], call, "buffer " + (i / 2));
+            }
+            long st = liveStream(stream, call);
+            driver.bindToThread();
+            body.accept(st);
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    @Override
     public void eventSynchronize(Event event) {
         int gt = gate.enter("eventSynchronize");
         try {

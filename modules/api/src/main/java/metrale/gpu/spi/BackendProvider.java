@@ -28,4 +28,18 @@ public interface BackendProvider {
      * @throws metrale.gpu.GpuException if the device cannot be opened
      */
     Driver open(DriverConfig config);
+
+    /**
+     * Lists the devices {@link #open} can open: the option {@code device} (an ordinal from this list,
+     * default 0) picks one.
+     *
+     * @param config backend options (the simulator reads {@code sim.devices})
+     * @return the devices, by ordinal
+     * @throws metrale.gpu.GpuException {@code NOT_SUPPORTED} where the backend cannot list devices,
+     *         or the driver's error
+     */
+    default java.util.List<metrale.gpu.GpuDevice> devices(DriverConfig config) {
+        throw new metrale.gpu.GpuException(metrale.gpu.CudaError.NOT_SUPPORTED, "devices",
+                "the " + name() + " backend does not list devices");
+    }
 }

@@ -623,6 +623,83 @@ public interface Driver extends AutoCloseable {
      */
     byte[] compileToPtx(String name, String source, String... options);
 
+    // ---- several devices ------------------------------------------------------------------------
+
+    /** {@return the ordinal of this driver's device among {@link BackendProvider#devices}; 0 by default} */
+    default int ordinal() {
+        return 0;
+    }
+
+    /**
+     * {@code cuDeviceCanAccessPeer}: whether this device can access {@code peer}'s memory directly.
+     *
+     * @param peer a driver of the same backend on another device
+     * @return the answer; {@code false} for the same device and by default
+     */
+    default boolean canAccessPeer(Driver peer) {
+        return false;
+    }
+
+    /**
+     * {@code cuCtxEnablePeerAccess(peerContext, 0)} with this context current: kernels and copies
+     * of this context may then address {@code peer}'s memory. A second enable of the same peer is
+     * {@code PEER_ACCESS_ALREADY_ENABLED}; a peer that cannot be accessed {@code PEER_ACCESS_UNSUPPORTED}
+     * or {@code INVALID_DEVICE}.
+     *
+     * @param peer a driver of the same backend on another device
+     */
+    default void enablePeerAccess(Driver peer) {
+        throw new metrale.gpu.GpuException(CudaError.NOT_SUPPORTED, "cuCtxEnablePeerAccess", "the " + name()
+                + " backend has no peer access");
+    }
+
+    /**
+     * {@code cuMemcpyPeer}: copies from this context's memory to {@code dstDriver}'s; synchronous
+     * with respect to the host like {@code cuMemcpy}, and needs no peer access (the driver stages the
+     * copy when the devices cannot reach each other). {@code dstDriver} may be this driver.
+     *
+     * @param dst       device address in {@code dstDriver}'s context
+     * @param dstDriver the destination's driver, of the same backend
+     * @param src       device address in this context
+     * @param bytes     the count
+     */
+    default void memcpyPeer(long dst, Driver dstDriver, long src, long bytes) {
+        throw new metrale.gpu.GpuException(CudaError.NOT_SUPPORTED, "cuMemcpyPeer", "the " + name()
+                + " backend has no peer copies");
+    }
+
+    /**
+     * {@code cuMemcpyPeerAsync}: as {@link #memcpyPeer}, ordered on {@code stream}, a stream of this
+     * context.
+     *
+     * @param dst       device address in {@code dstDriver}'s context
+     * @param dstDriver the destination's driver, of the same backend
+     * @param src       device address in this context
+     * @param bytes     the count
+     * @param stream    a stream of this context
+     */
+    default void memcpyPeerAsync(long dst, Driver dstDriver, long src, long bytes, long stream) {
+        throw new metrale.gpu.GpuException(CudaError.NOT_SUPPORTED, "cuMemcpyPeerAsync", "the " + name()
+                + " backend has no peer copies");
+    }
+
+    /**
+     * {@code cuStreamWaitEvent} with an event of another context: later work on {@code stream} (of
+     * this context) waits for the work before the event's record on {@code eventDriver}'s device.
+     *
+     * @param stream      a stream of this context
+     * @param eventDriver the driver that created the event (may be this one)
+     * @param event       the event
+     */
+    default void streamWaitPeerEvent(long stream, Driver eventDriver, long event) {
+        if (eventDriver == this) {
+            streamWaitEvent(stream, event, 0);
+            return;
+        }
+        throw new metrale.gpu.GpuException(CudaError.NOT_SUPPORTED, "cuStreamWaitEvent", "the " + name()
+                + " backend cannot wait for another device's event");
+    }
+
     // ---- faults and teardown ------------------------------------------------------------------
 
     /**

@@ -37,15 +37,25 @@ public final class CudaBackendProvider implements BackendProvider {
     }
 
     /**
-     * {@inheritDoc} The device is option {@value #DEVICE_OPTION}, else the system property
-     * {@code metrale.cuda.device}, else {@code METRALE_CUDA_DEVICE}, else 0 ({@link metrale.gpu.Setting#CUDA_DEVICE}).
+     * {@inheritDoc} The device is option {@code device} ({@code Gpu.builder().device(i)}), else
+     * option {@value #DEVICE_OPTION}, else the system property {@code metrale.cuda.device}, else
+     * {@code METRALE_CUDA_DEVICE}, else 0 ({@link metrale.gpu.Setting#CUDA_DEVICE}).
      */
     @Override
     public Driver open(DriverConfig config) {
-        long ordinal = config.getLong(DEVICE_OPTION, 0);
+        long ordinal = config.getLong("device", config.getLong(DEVICE_OPTION, 0));
         if (ordinal < 0 || ordinal > Integer.MAX_VALUE) {
             throw new IllegalArgumentException(DEVICE_OPTION + "=" + ordinal + " is not a device ordinal");
         }
         return CudaBackend.open((int) ordinal);
+    }
+
+    /** {@inheritDoc} From {@code cuDeviceGetCount}, {@code cuDeviceGetPCIBusId} and {@code cuDeviceCanAccessPeer}. */
+    @Override
+    public java.util.List<metrale.gpu.GpuDevice> devices(DriverConfig config) {
+        if (!availability().available()) {
+            throw new metrale.gpu.GpuException(metrale.gpu.CudaError.NO_DEVICE, "cuInit", availability().reason());
+        }
+        return CudaBackend.devices();
     }
 }

@@ -39,4 +39,13 @@ public final class SimBackendProvider implements BackendProvider {
     public Driver open(DriverConfig config) {
         return new SimDevice(config);
     }
+
+    /**
+     * {@inheritDoc} The simulated process has {@code sim.devices} devices (default 1), each of which
+     * can access every other.
+     */
+    @Override
+    public java.util.List<metrale.gpu.GpuDevice> devices(DriverConfig config) {
+        return SimDevice.devices(config);
+    }
 }

@@ -28,6 +28,12 @@ public final class SimOptions {
     /** Value of {@link #PROCESS}: a fresh simulated process for this runtime alone. */
     public static final String PROCESS_FRESH = "fresh";
     /**
+     * Prefix of a {@link #PROCESS} value {@code named:NAME}: the simulated process called NAME, made
+     * fresh by the first runtime that names it and shared by every later one, so the devices of
+     * one multi-device test live in one process of their own.
+     */
+    public static final String PROCESS_NAMED = "named:";
+    /**
      * An object option: a {@link SimTwins} table the runtime looks twins up in first, before the
      * process-wide {@link SimKernels}. Given only through {@code GpuBuilder.backendOption(String, Object)}.
      */
@@ -39,7 +45,23 @@ public final class SimOptions {
      */
     public static final String BLOCKS = "sim.blocks";
 
-    /** Default device memory: 4 GiB. */
+    /**
+     * The number of simulated devices in the simulated process, 1 to {@value #MAX_DEVICES}; a runtime
+     * opens one of them with {@code Gpu.builder().device(i)}. Each runtime is a context of its own
+     * with memory of its own; peer copies work between any two devices of one simulated process.
+     */
+    public static final String DEVICES = "sim.devices";
+
+    /** How many devices the simulated process has when {@link #DEVICES} is not given. */
+    public static final int DEFAULT_DEVICES = 1;
+
+    /** The most devices {@link #DEVICES} may ask for. */
+    public static final int MAX_DEVICES = 64;
+
+    /** The option {@code GpuBuilder.device(int)} sets: which simulated device a runtime opens, default 0. */
+    public static final String DEVICE = "device";
+
+    /** Default of {@link #CAPACITY}: 4 GiB. */
     public static final long DEFAULT_CAPACITY = 4L << 30;
     /** Default SM count, an H100/H200's. */
     public static final int DEFAULT_SMS = 132;

@@ -113,6 +113,11 @@ public final class CudaBackend {
         return new CudaDevice(ordinal);
     }
 
+    /** {@return every device, see {@link CudaDevice#devices()}} */
+    public static java.util.List<metrale.gpu.GpuDevice> devices() {
+        return CudaDevice.devices();
+    }
+
     /** {@return the driver's CUDA version, e.g. 13000} */
     public static int driverVersion() {
         return CudaLib.driverGetVersion();

@@ -111,6 +111,7 @@ public final class CudaDevice implements Driver {
     }
 
     /** {@return the device ordinal} */
+    @Override
     public int ordinal() {
         return ordinal;
     }
@@ -431,6 +432,80 @@ public final class CudaDevice implements Driver {
     public void streamWaitEvent(long stream, long event, int flags) {
         bind("cuStreamWaitEvent");
         CudaLib.streamWaitEvent(stream, event, flags);
+    }
+
+    // ---- several devices ----------------------------------------------------------------------
+
+    /**
+     * {@return every CUDA device, with its PCI bus id and the devices it can access directly}
+     * Needs no context.
+     */
+    public static List<metrale.gpu.GpuDevice> devices() {
+        int n = CudaLib.deviceGetCount();
+        int[] dev = new int[n];
+        for (int i = 0; i < n; i++) {
+            dev[i] = CudaLib.deviceGet(i);
+        }
+        List<metrale.gpu.GpuDevice> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            List<Integer> peers = new ArrayList<>();
+            for (int j = 0; j < n; j++) {
+                if (j != i && CudaLib.deviceCanAccessPeer(dev[i], dev[j])) {
+                    peers.add(j);
+                }
+            }
+            out.add(new metrale.gpu.GpuDevice(i, "cuda", CudaLib.deviceGetName(dev[i]), CudaLib.deviceTotalMem(dev[i]),
+                    CudaLib.deviceGetAttribute(CudaLib.ATTR_COMPUTE_CAPABILITY_MAJOR, dev[i]),
+                    CudaLib.deviceGetAttribute(CudaLib.ATTR_COMPUTE_CAPABILITY_MINOR, dev[i]),
+                    CudaLib.deviceGetPCIBusId(dev[i]), peers));
+        }
+        return out;
+    }
+
+    private static CudaDevice peer(Driver d, String function) {
+        if (!(d instanceof CudaDevice p)) {
+            throw new GpuException(CudaError.INVALID_CONTEXT, function, "the peer is a " + d.getClass().getName()
+                    + ", not a CUDA driver");
+        }
+        if (p.closed) {
+            throw p.closedError(function);
+        }
+        return p;
+    }
+
+    @Override
+    public boolean canAccessPeer(Driver peer) {
+        CudaDevice p = peer(peer, "cuDeviceCanAccessPeer");
+        return p.device != device && CudaLib.deviceCanAccessPeer(device, p.device);
+    }
+
+    @Override
+    public void enablePeerAccess(Driver peer) {
+        CudaDevice p = peer(peer, "cuCtxEnablePeerAccess");
+        bind("cuCtxEnablePeerAccess");
+        CudaLib.ctxEnablePeerAccess(p.ctx);
+    }
+
+    @Override
+    public void memcpyPeer(long dst, Driver dstDriver, long src, long bytes) {
+        CudaDevice p = peer(dstDriver, "cuMemcpyPeer");
+        bind("cuMemcpyPeer");
+        CudaLib.memcpyPeer(dst, p.ctx, src, ctx, bytes);
+    }
+
+    @Override
+    public void memcpyPeerAsync(long dst, Driver dstDriver, long src, long bytes, long stream) {
+        CudaDevice p = peer(dstDriver, "cuMemcpyPeerAsync");
+        bind("cuMemcpyPeerAsync");
+        CudaLib.memcpyPeerAsync(dst, p.ctx, src, ctx, bytes, stream);
+    }
+
+    /** {@inheritDoc} CUDA accepts an event of another context in {@code cuStreamWaitEvent}. */
+    @Override
+    public void streamWaitPeerEvent(long stream, Driver eventDriver, long event) {
+        peer(eventDriver, "cuStreamWaitEvent");
+        bind("cuStreamWaitEvent");
+        CudaLib.streamWaitEvent(stream, event, 0);
     }
 
     @Override

@@ -111,6 +111,11 @@ public final class CudaLib {
     private static final MethodHandle cuDeviceGetName = required("cuDeviceGetName", fd(ADDRESS, JAVA_INT, JAVA_INT));
     private static final MethodHandle cuDeviceGetAttribute = required("cuDeviceGetAttribute", fd(ADDRESS, JAVA_INT, JAVA_INT));
     private static final MethodHandle cuDeviceTotalMem_v2 = required("cuDeviceTotalMem_v2", fd(ADDRESS, JAVA_INT));
+    private static final MethodHandle cuDeviceGetPCIBusId = required("cuDeviceGetPCIBusId", fd(ADDRESS, JAVA_INT, JAVA_INT));
+    private static final MethodHandle cuDeviceCanAccessPeer = required("cuDeviceCanAccessPeer", fd(ADDRESS, JAVA_INT, JAVA_INT));
+    private static final MethodHandle cuCtxEnablePeerAccess = required("cuCtxEnablePeerAccess", fd(JAVA_LONG, JAVA_INT));
+    private static final MethodHandle cuMemcpyPeer = required("cuMemcpyPeer", fd(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle cuMemcpyPeerAsync = required("cuMemcpyPeerAsync", fd(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
     private static final MethodHandle cuDevicePrimaryCtxRetain = required("cuDevicePrimaryCtxRetain", fd(ADDRESS, JAVA_INT));
     private static final MethodHandle cuDevicePrimaryCtxRelease_v2 = required("cuDevicePrimaryCtxRelease_v2", fd(JAVA_INT));
     private static final MethodHandle cuCtxSetCurrent = required("cuCtxSetCurrent", fd(JAVA_LONG));
@@ -462,6 +467,119 @@ public final class CudaLib {
             throw e;
         } catch (Throwable t) {
             throw unreachable(t);
+        }
+    }
+
+    /**
+     * {@snippet lang=c : CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev); }
+     *
+     * @param device the device
+     * @return {@code domain:bus:device.function}, e.g. {@code 0000:19:00.0}
+     */
+    static String deviceGetPCIBusId(int device) {
+        try (Arena arena = Arena.ofConfined()) {
+            // 13 characters plus NUL are enough (cuda.h); 64 leaves room.
+            MemorySegment out = arena.allocate(64);
+            int st = (int) cuDeviceGetPCIBusId.invokeExact(out, 64, device);
+            if (st != SUCCESS) {
+                throw error(st, "cuDeviceGetPCIBusId", "len=64, dev=" + device);
+            }
+            return out.getString(0);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /**
+     * {@snippet lang=c : CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev); }
+     *
+     * @param device the accessing device
+     * @param peer   the device whose memory would be accessed
+     * @return whether {@code device} can access {@code peer}'s memory directly
+     */
+    static boolean deviceCanAccessPeer(int device, int peer) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_INT);
+            int st = (int) cuDeviceCanAccessPeer.invokeExact(out, device, peer);
+            if (st != SUCCESS) {
+                throw error(st, "cuDeviceCanAccessPeer", "dev=" + device + ", peerDev=" + peer);
+            }
+            return out.get(JAVA_INT, 0) != 0;
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+    }
+
+    /**
+     * {@snippet lang=c : CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags); }
+     * Applies to the current context.
+     *
+     * @param peerCtx the peer's context
+     */
+    static void ctxEnablePeerAccess(long peerCtx) {
+        int st;
+        try {
+            st = (int) cuCtxEnablePeerAccess.invokeExact(peerCtx, 0);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+        if (st != SUCCESS) {
+            throw error(st, "cuCtxEnablePeerAccess", "peerContext=" + hex(peerCtx) + ", Flags=0");
+        }
+    }
+
+    /**
+     * {@snippet lang=c : CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount); }
+     *
+     * @param dst    destination address
+     * @param dstCtx its context
+     * @param src    source address
+     * @param srcCtx its context
+     * @param bytes  the count
+     */
+    static void memcpyPeer(long dst, long dstCtx, long src, long srcCtx, long bytes) {
+        int st;
+        try {
+            st = (int) cuMemcpyPeer.invokeExact(dst, dstCtx, src, srcCtx, bytes);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+        if (st != SUCCESS) {
+            throw error(st, "cuMemcpyPeer", "dstDevice=" + hex(dst) + ", dstContext=" + hex(dstCtx) + ", srcDevice="
+                    + hex(src) + ", srcContext=" + hex(srcCtx) + ", ByteCount=" + bytes);
+        }
+    }
+
+    /**
+     * {@snippet lang=c : CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream); }
+     *
+     * @param dst    destination address
+     * @param dstCtx its context
+     * @param src    source address
+     * @param srcCtx its context
+     * @param bytes  the count
+     * @param stream the stream
+     */
+    static void memcpyPeerAsync(long dst, long dstCtx, long src, long srcCtx, long bytes, long stream) {
+        int st;
+        try {
+            st = (int) cuMemcpyPeerAsync.invokeExact(dst, dstCtx, src, srcCtx, bytes, stream);
+        } catch (Error | RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw unreachable(t);
+        }
+        if (st != SUCCESS) {
+            throw error(st, "cuMemcpyPeerAsync", "dstDevice=" + hex(dst) + ", dstContext=" + hex(dstCtx) + ", srcDevice="
+                    + hex(src) + ", srcContext=" + hex(srcCtx) + ", ByteCount=" + bytes + ", hStream=" + hex(stream));
         }
     }
 

@@ -68,6 +68,11 @@ import metrale.gpu.spi.MemInfo;
  * <li>{@code sim.blocks}: {@code ordered} (default), {@code shuffled} or {@code parallel}, how a
  *     grid's blocks run ({@link SimBlockOrder}).</li>
  * <li>{@code sim.process}: {@code shared} (default) or {@code fresh}, the simulated process (see Faults).</li>
+ * <li>{@code sim.devices}: how many devices the simulated process has, default 1; {@code device}
+ * (what {@code Gpu.builder().device(i)} sets) picks the one this driver opens, default 0. Peer
+ * copies and cross-device event waits work between devices of one simulated process; the
+ * simulator runs a stream-ordered peer copy after the stream's earlier work, before the call
+ * returns, and a cross-device wait waits for the event's work before returning.</li>
  * <li>{@code sim.twins} (an object): a {@link SimTwins} table looked in before {@link SimKernels}.</li>
  * </ul>
  *
@@ -143,6 +148,13 @@ public final class SimDevice implements Driver {
     private boolean closed;
     private final SimControls controls = new Controls();
     private List<String> liveAtClose = List.of();
+    private final int ordinal;
+    private final int deviceCount;
+    /** Orders the locks of two devices taken together (peer copies), so two threads cannot deadlock. */
+    private final long serial = SERIALS.incrementAndGet();
+    private static final java.util.concurrent.atomic.AtomicLong SERIALS = new java.util.concurrent.atomic.AtomicLong();
+    /** The peers whose memory this context may address; guarded by the lock. */
+    private final java.util.Set<SimDevice> peersEnabled = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
 
     /** Opens a simulated device with the default options. */
     public SimDevice() {
@@ -183,8 +195,14 @@ public final class SimDevice implements Driver {
         this.process = in != null ? in : switch (proc) {
             case SimOptions.PROCESS_SHARED -> SimProcess.shared();
             case SimOptions.PROCESS_FRESH -> SimProcess.fresh();
-            default -> throw new IllegalArgumentException("option " + SimOptions.PROCESS + "=" + proc + " must be "
-                    + SimOptions.PROCESS_SHARED + " or " + SimOptions.PROCESS_FRESH);
+            default -> {
+                if (!proc.startsWith(SimOptions.PROCESS_NAMED)) {
+                    throw new IllegalArgumentException("option " + SimOptions.PROCESS + "=" + proc + " must be "
+                            + SimOptions.PROCESS_SHARED + ", " + SimOptions.PROCESS_FRESH + " or "
+                            + SimOptions.PROCESS_NAMED + "NAME");
+                }
+                yield SimProcess.named(proc.substring(SimOptions.PROCESS_NAMED.length()));
+            }
         };
         this.twins = config.object(SimOptions.TWINS, SimTwins.class).orElse(null);
         SimProcess.Fault f = process.fault();
@@ -194,6 +212,13 @@ public final class SimDevice implements Driver {
                     + "(no in-process recovery, as on CUDA; open with " + SimOptions.PROCESS + "="
                     + SimOptions.PROCESS_FRESH + " for a process of its own): " + f.detail());
         }
+        this.deviceCount = deviceCount(config);
+        long dev = config.getLong(SimOptions.DEVICE, 0);
+        if (dev < 0 || dev >= deviceCount) {
+            throw err(CudaError.INVALID_DEVICE, "cuDeviceGet", "ordinal=" + dev + ": the simulated process has "
+                    + deviceCount + " device(s) (option " + SimOptions.DEVICES + ")");
+        }
+        this.ordinal = (int) dev;
         this.smCount = (int) sms;
         this.memory = new DeviceMemory(capacity, (byte) fill);
         this.engine = new Engine(memory, config.getLong(OPT_SEED, 0));
@@ -1899,6 +1924,192 @@ public final class SimDevice implements Driver {
     }
 
     // ---- faults and teardown ----------------------------------------------------------------------
+
+
+    // ---- several devices ------------------------------------------------------------------------
+
+    /**
+     * {@return option {@code sim.devices}, checked}
+     *
+     * @param config the options
+     * @throws IllegalArgumentException if it is not in [1, {@value SimOptions#MAX_DEVICES}]
+     */
+    public static int deviceCount(DriverConfig config) {
+        long n = config.getLong(SimOptions.DEVICES, SimOptions.DEFAULT_DEVICES);
+        if (n < 1 || n > SimOptions.MAX_DEVICES) {
+            throw new IllegalArgumentException("option " + SimOptions.DEVICES + "=" + n + " must be in [1, "
+                    + SimOptions.MAX_DEVICES + "]");
+        }
+        return (int) n;
+    }
+
+    /**
+     * {@return the simulated devices {@code config} describes} Every device can access every other.
+     *
+     * @param config the options: {@code sim.devices}, {@code sim.capacity}
+     */
+    public static List<metrale.gpu.GpuDevice> devices(DriverConfig config) {
+        int n = deviceCount(config);
+        long capacity = config.getLong(OPT_CAPACITY, DEFAULT_CAPACITY);
+        List<metrale.gpu.GpuDevice> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            List<Integer> peers = new ArrayList<>(n - 1);
+            for (int j = 0; j < n; j++) {
+                if (j != i) {
+                    peers.add(j);
+                }
+            }
+            out.add(new metrale.gpu.GpuDevice(i, "sim", "metrale simulator", capacity, 9, 0, pciBusId(i), peers));
+        }
+        return out;
+    }
+
+
+    private static String pciBusId(int ordinal) {
+        return String.format(java.util.Locale.ROOT, "0000:%02x:00.0", ordinal + 1);
+    }
+
+    @Override
+    public int ordinal() {
+        return ordinal;
+    }
+
+    /** {@return the peer as a simulated device of this process, else the CUDA error for a context it cannot use} */
+    private SimDevice peer(Driver d, String op) {
+        if (!(d instanceof SimDevice p)) {
+            throw err(CudaError.INVALID_CONTEXT, op, "the peer is a " + d.getClass().getName() + ", not a simulated device");
+        }
+        if (p.process != process) {
+            throw err(CudaError.INVALID_CONTEXT, op, "the peer device " + p.ordinal + " lives in " + p.process
+                    + " and this one in " + process + ": contexts of two processes cannot share memory");
+        }
+        return p;
+    }
+
+    @Override
+    public boolean canAccessPeer(Driver peer) {
+        SimDevice p = peer(peer, "cuDeviceCanAccessPeer");
+        return p.ordinal != ordinal;
+    }
+
+    @Override
+    public void enablePeerAccess(Driver peer) {
+        String op = "cuCtxEnablePeerAccess";
+        SimDevice p = peer(peer, op);
+        lock.lock();
+        try {
+            enter(op);
+            if (p.ordinal == ordinal) {
+                throw err(CudaError.INVALID_DEVICE, op, "the peer context is on this context's own device " + ordinal);
+            }
+            if (!peersEnabled.add(p)) {
+                throw err(CudaError.PEER_ACCESS_ALREADY_ENABLED, op, "device " + ordinal + " -> device " + p.ordinal);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void memcpyPeer(long dst, Driver dstDriver, long src, long bytes) {
+        String op = "cuMemcpyPeer";
+        SimDevice p = peer(dstDriver, op);
+        if (bytes < 0) {
+            throw err(CudaError.INVALID_VALUE, op, "bytes=" + bytes + " is negative");
+        }
+        // As cuMemcpy: the copy follows the earlier work of both contexts' legacy streams (which
+        // follow every blocking stream).
+        drainBefore(1, op, "a peer copy");
+        if (p != this) {
+            p.drainBefore(1, op, "a peer copy");
+        }
+        peerCopyNow(op, dst, p, src, bytes);
+    }
+
+    @Override
+    public void memcpyPeerAsync(long dst, Driver dstDriver, long src, long bytes, long stream) {
+        String op = "cuMemcpyPeerAsync";
+        SimDevice p = peer(dstDriver, op);
+        if (bytes < 0) {
+            throw err(CudaError.INVALID_VALUE, op, "bytes=" + bytes + " is negative");
+        }
+        // The stream's earlier work first (with the implicit waits of its kind); the copy itself
+        // then runs at once, which is one of the orders CUDA allows (nothing later on the stream
+        // can start before it).
+        drainBefore(stream, op, "a peer copy");
+        peerCopyNow(op, dst, p, src, bytes);
+    }
+
+    /**
+     * Runs everything a new operation on {@code stream} would wait for (its earlier work and, by its
+     * kind, the legacy stream's or the blocking streams'), for work the simulator then does at once.
+     */
+    private void drainBefore(long stream, String op, String what) {
+        lock.lock();
+        try {
+            enter(op);
+            SimStream s = stream(stream, op);
+            rules.checkInvalidated(s, op);
+            if (s.capture != null) {
+                throw CaptureRules.bad(s, CudaError.NOT_SUPPORTED, op, "the simulator cannot capture " + what + " into a graph");
+            }
+            Op o = submit(s, new Works.Marker(op + " on " + s), op, null);
+            drain(op, s, o);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Copies between two devices' memories under both locks, taken in serial order. */
+    private void peerCopyNow(String op, long dst, SimDevice p, long src, long bytes) {
+        if (bytes == 0) {
+            return;
+        }
+        SimDevice first = serial <= p.serial ? this : p;
+        SimDevice second = first == this ? p : this;
+        first.lock.lock();
+        try {
+            second.lock.lock();
+            try {
+                enter(op);
+                p.enter(op);
+                String d = "dst=" + hex(dst) + " (device " + p.ordinal + "), src=" + hex(src) + " (device " + ordinal
+                        + "), bytes=" + bytes;
+                checkDevice(null, src, bytes, op, d, "source");
+                p.checkDevice(null, dst, bytes, op, d, "destination");
+                MemorySegment from = memory.rangeOrFault(src, bytes, op);
+                MemorySegment to = p.memory.rangeOrFault(dst, bytes, op);
+                MemorySegment.copy(from, 0, to, 0, bytes);
+            } finally {
+                second.lock.unlock();
+            }
+        } finally {
+            first.lock.unlock();
+        }
+    }
+
+    @Override
+    public void streamWaitPeerEvent(long stream, Driver eventDriver, long event) {
+        String op = "cuStreamWaitEvent";
+        if (eventDriver == this) {
+            streamWaitEvent(stream, event, 0);
+            return;
+        }
+        SimDevice p = peer(eventDriver, op);
+        lock.lock();
+        try {
+            enter(op);
+            SimStream s = stream(stream, op);
+            if (s.capture != null) {
+                throw CaptureRules.bad(s, CudaError.NOT_SUPPORTED, op, "the simulator cannot capture a wait for another device's event");
+            }
+        } finally {
+            lock.unlock();
+        }
+        // The event's work completes before anything later on the stream: here, before the call returns.
+        p.eventSynchronize(event);
+    }
+
 
     @Override
     public CudaError probe() {

@@ -37,6 +37,14 @@ final class SimProcess {
         return new SimProcess("simulated process #" + COUNT.incrementAndGet());
     }
 
+    private static final java.util.concurrent.ConcurrentHashMap<String, SimProcess> NAMED =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** {@return the simulated process called {@code name}, made on first use} */
+    static SimProcess named(String name) {
+        return NAMED.computeIfAbsent(name, n -> new SimProcess("simulated process '" + n + "'"));
+    }
+
     /** Latches {@code error}; the first fault stays, as on CUDA. */
     void poison(CudaError error, String detail) {
         sticky.compareAndSet(null, new Fault(error, detail));

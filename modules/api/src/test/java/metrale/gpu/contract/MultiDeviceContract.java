@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: Apache-2.0
+package metrale.gpu.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import java.util.ArrayList;
+import java.util.List;
+import metrale.gpu.CudaError;
+import metrale.gpu.DevicePtr;
+import metrale.gpu.Event;
+import metrale.gpu.Gpu;
+import metrale.gpu.GpuBuilder;
+import metrale.gpu.GpuDevice;
+import metrale.gpu.GpuException;
+import metrale.gpu.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Several devices: the device list, a runtime per device, peer access, peer copies (synchronous
+ * and on a stream, range-checked against the ledger of each side) and events that order work
+ * across devices. A backend's subclass says how many devices it has and how to open each; with
+ * one device the cases between two devices run between two runtimes on device 0.
+ */
+public abstract class MultiDeviceContract {
+
+    private final List<Gpu> open = new ArrayList<>();
+
+    /** Creates the contract; subclasses are instantiated by JUnit. */
+    protected MultiDeviceContract() {
+    }
+
+    /**
+     * {@return a builder for a runtime on {@code device}} Every runtime of one test must live in
+     * one process (on the simulator: one simulated process).
+     *
+     * @param device the ordinal
+     */
+    protected abstract GpuBuilder builder(int device);
+
+    /** {@return how many devices the backend has here} */
+    protected abstract int deviceCount();
+
+    /** Closes every runtime the test opened. */
+    @AfterEach
+    void closeAll() {
+        for (Gpu g : open.reversed()) {
+            g.close();
+        }
+    }
+
+    private Gpu gpu(int device) {
+        Gpu g = builder(device).open();
+        open.add(g);
+        return g;
+    }
+
+    /** {@return the last device, or device 0 again when there is one} */
+    private int other() {
+        return deviceCount() - 1;
+    }
+
+    private static byte[] pattern(int n, int salt) {
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++) {
+            b[i] = (byte) (i * 31 + salt);
+        }
+        return b;
+    }
+
+    @Test
+    void devicesListsEveryOrdinalWithItsPeers() {
+        List<GpuDevice> devices = builder(0).devices();
+        assertThat(devices).hasSize(deviceCount());
+        for (int i = 0; i < devices.size(); i++) {
+            GpuDevice d = devices.get(i);
+            assertThat(d.ordinal()).isEqualTo(i);
+            assertThat(d.name()).isNotBlank();
+            assertThat(d.totalMemory()).isPositive();
+            assertThat(d.computeMajor()).isPositive();
+            assertThat(d.pciBusId()).matches("[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-9a-fA-F]");
+            assertThat(d.peers()).doesNotContain(i).allMatch(p -> p >= 0 && p < deviceCount()).isSorted();
+        }
+        assertThat(devices.stream().map(GpuDevice::pciBusId).distinct()).hasSize(deviceCount());
+    }
+
+    @Test
+    void eachDeviceOpensByOrdinal() {
+        for (int i = 0; i < deviceCount(); i++) {
+            Gpu g = gpu(i);
+            assertThat(g.deviceOrdinal()).isEqualTo(i);
+            assertThat(g.device().name()).isEqualTo(builder(0).devices().get(i).name());
+        }
+    }
+
+    @Test
+    void anOrdinalPastTheLastIsInvalidDevice() {
+        GpuException e = catchThrowableOfType(GpuException.class, () -> gpu(deviceCount()));
+        assertThat(e).isNotNull();
+        assertThat(e.error()).isEqualTo(CudaError.INVALID_DEVICE);
+    }
+
+    @Test
+    void aNegativeOrdinalIsRefusedByTheBuilder() {
+        assertThatThrownBy(() -> builder(0).device(-1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("-1");
+    }
+
+    @Test
+    void peerCopyToItselfIsACopy() {
+        Gpu g = gpu(0);
+        byte[] data = pattern(4096, 1);
+        DevicePtr a = g.alloc(data.length);
+        DevicePtr b = g.alloc(data.length);
+        try {
+            g.copyH2D(data, a);
+            g.copyToPeer(a, g, b, data.length);
+            byte[] back = new byte[data.length];
+            g.copyD2H(b, back);
+            assertThat(back).isEqualTo(data);
+
+            Stream s = g.createStream();
+            g.memset(b, 0, data.length);
+            g.copyToPeerAsync(a.plus(1024), g, b, 1024, s);
+            g.synchronize(s);
+            g.destroyStream(s);
+            byte[] part = new byte[1024];
+            g.copyD2H(b, part);
+            assertThat(part).isEqualTo(java.util.Arrays.copyOfRange(data, 1024, 2048));
+        } finally {
+            g.free(a);
+            g.free(b);
+        }
+    }
+
+    @Test
+    void peerCopyBetweenTwoRuntimesBothWays() {
+        Gpu g0 = gpu(0);
+        Gpu g1 = gpu(other());
+        byte[] data = pattern(1 << 16, 7);
+        DevicePtr a = g0.alloc(data.length);
+        DevicePtr b = g1.alloc(data.length);
+        try {
+            g0.copyH2D(data, a);
+            g0.copyToPeer(a, g1, b, data.length);
+            byte[] back = new byte[data.length];
+            g1.copyD2H(b, back);
+            assertThat(back).isEqualTo(data);
+
+            byte[] second = pattern(data.length, 99);
+            g1.copyH2D(second, b);
+            Stream s = g1.createStream();
+            g1.copyToPeerAsync(b, g0, a, data.length, s);
+            g1.synchronize(s);
+            g1.destroyStream(s);
+            g0.copyD2H(a, back);
+            assertThat(back).isEqualTo(second);
+        } finally {
+            g0.free(a);
+            g1.free(b);
+        }
+    }
+
+    @Test
+    void peerCopyRangesAreCheckedAgainstEachSidesLedger() {
+        Gpu g0 = gpu(0);
+        Gpu g1 = gpu(other());
+        DevicePtr a = g0.alloc(256);
+        DevicePtr b = g1.alloc(128);
+        try {
+            GpuException dst = catchThrowableOfType(GpuException.class, () -> g0.copyToPeer(a, g1, b, 256));
+            assertThat(dst.error()).isEqualTo(CudaError.INVALID_VALUE);
+            assertThat(dst.getMessage()).contains("dst");
+            GpuException src = catchThrowableOfType(GpuException.class, () -> g1.copyToPeer(b, g0, a, 256));
+            assertThat(src.error()).isEqualTo(CudaError.INVALID_VALUE);
+            assertThat(src.getMessage()).contains("src");
+            // The other runtime's pointer as the source: not this runtime's memory.
+            GpuException foreign = catchThrowableOfType(GpuException.class, () -> g0.copyToPeer(b, g1, b, 64));
+            assertThat(foreign.error()).isEqualTo(CudaError.INVALID_VALUE);
+            Stream s = g0.createStream();
+            GpuException async = catchThrowableOfType(GpuException.class, () -> g0.copyToPeerAsync(a, g1, b, 256, s));
+            assertThat(async.error()).isEqualTo(CudaError.INVALID_VALUE);
+            g0.destroyStream(s);
+        } finally {
+            g0.free(a);
+            g1.free(b);
+        }
+    }
+
+    @Test
+    void aPeerOfAnotherKindOrClosedIsRefused() {
+        Gpu g0 = gpu(0);
+        Gpu closed = builder(0).open();
+        closed.close();
+        DevicePtr a = g0.alloc(64);
+        try {
+            assertThatThrownBy(() -> g0.copyToPeer(a, closed, a, 64)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("closed");
+            assertThatThrownBy(() -> g0.enablePeerAccess(g0)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("own device");
+            assertThat(g0.canAccessPeer(g0)).isFalse();
+        } finally {
+            g0.free(a);
+        }
+    }
+
+    @Test
+    void peerAccessFollowsTheDeviceList() {
+        List<GpuDevice> devices = builder(0).devices();
+        for (int i = 0; i < deviceCount(); i++) {
+            for (int j = 0; j < deviceCount(); j++) {
+                if (i == j) {
+                    continue;
+                }
+                Gpu gi = gpu(i);
+                Gpu gj = gpu(j);
+                assertThat(gi.canAccessPeer(gj)).isEqualTo(devices.get(i).canAccessPeer(j));
+                if (gi.canAccessPeer(gj)) {
+                    gi.enablePeerAccess(gj);
+                    gi.enablePeerAccess(gj); // the second time is a no-op
+                }
+            }
+        }
+    }
+
+    @Test
+    void anEventOnOneDeviceOrdersAStreamOnAnother() {
+        Gpu g0 = gpu(0);
+        Gpu g1 = gpu(other());
+        int n = 1 << 20;
+        DevicePtr a = g0.alloc(n);
+        DevicePtr b = g1.alloc(n);
+        DevicePtr c = g1.alloc(n);
+        Stream s0 = g0.createStream(true);
+        Stream s1 = g1.createStream(true);
+        Event done = g0.createEvent();
+        try {
+            g1.memset(c, 0, n);
+            g1.synchronize(); // s1 is non-blocking: nothing orders it after the legacy stream's memset
+            g0.memsetAsync(a, 0x5A, n, s0);
+            g0.copyToPeerAsync(a, g1, b, n, s0);
+            g0.recordEvent(done, s0);
+            g1.streamWaitEvent(s1, g0, done);
+            g1.copyD2DAsync(b, c, n, s1);
+            g1.synchronize(s1);
+            byte[] back = new byte[n];
+            g1.copyD2H(c, back);
+            for (int i = 0; i < n; i += 4099) {
+                assertThat(back[i]).isEqualTo((byte) 0x5A);
+            }
+            assertThat(back[n - 1]).isEqualTo((byte) 0x5A);
+        } finally {
+            g0.synchronize();
+            g0.destroyEvent(done);
+            g0.destroyStream(s0);
+            g1.destroyStream(s1);
+            g0.free(a);
+            g1.free(b);
+            g1.free(c);
+        }
+    }
+}
