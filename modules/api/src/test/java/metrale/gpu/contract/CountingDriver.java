@@ -154,17 +154,27 @@ public final class CountingDriver implements Driver {
         held.put(kind + " 0x" + Long.toHexString(handle), what);
     }
 
-    /** Runs a release: the handle counts as released once asked for, even if the driver refuses (after a fault). */
+    /**
+     * Runs a release: the handle counts as released once asked for, even if the driver refuses
+     * after a fault. A refusal that is an argument error (a free during a capture, 900) leaves the
+     * handle live, as the driver does, so it is held again and not counted as a failed release.
+     */
     private void release(String method, String kind, long handle, Runnable call) {
         count(method);
+        String key = kind + " 0x" + Long.toHexString(handle);
+        String what;
         synchronized (this) {
-            held.remove(kind + " 0x" + Long.toHexString(handle));
+            what = held.remove(key);
         }
         try {
             call.run();
         } catch (GpuException e) {
             synchronized (this) {
-                failedReleases.add(method + " " + kind + " 0x" + Long.toHexString(handle) + ": " + e.error());
+                if (!e.error().isSticky() && !e.error().isTeardown() && what != null) {
+                    held.put(key, what);
+                } else {
+                    failedReleases.add(method + " " + key + ": " + e.error());
+                }
             }
             throw e;
         }
@@ -531,5 +541,138 @@ public final class CountingDriver implements Driver {
             }
             return out;
         }
+    }
+
+    // ---- the SPI's optional methods: counted and delegated, so the runtime sees the wrapped driver's answers
+
+    /** A peer given as a decorator is the driver it wraps. */
+    private static Driver unwrap(Driver d) {
+        return d instanceof CountingDriver c ? c.inner : d;
+    }
+
+    @Override
+    public boolean supportsMemPools() {
+        count("supportsMemPools");
+        return inner.supportsMemPools();
+    }
+
+    @Override
+    public long memAllocAsync(long bytes, long stream) {
+        count("memAllocAsync");
+        return inner.memAllocAsync(bytes, stream);
+    }
+
+    @Override
+    public void memFreeAsync(long ptr, long stream) {
+        count("memFreeAsync");
+        inner.memFreeAsync(ptr, stream);
+    }
+
+    @Override
+    public void memPoolTrimTo(long minBytesToKeep) {
+        count("memPoolTrimTo");
+        inner.memPoolTrimTo(minBytesToKeep);
+    }
+
+    @Override
+    public long memPoolGetAttribute(int attr) {
+        count("memPoolGetAttribute");
+        return inner.memPoolGetAttribute(attr);
+    }
+
+    @Override
+    public void memPoolSetAttribute(int attr, long value) {
+        count("memPoolSetAttribute");
+        inner.memPoolSetAttribute(attr, value);
+    }
+
+    @Override
+    public String streamOrderViolation(long ptr, long bytes, long stream) {
+        count("streamOrderViolation");
+        return inner.streamOrderViolation(ptr, bytes, stream);
+    }
+
+    @Override
+    public boolean detectsStreamOrderViolations() {
+        count("detectsStreamOrderViolations");
+        return inner.detectsStreamOrderViolations();
+    }
+
+    @Override
+    public long[] graphGetNodes(long graph) {
+        count("graphGetNodes");
+        return inner.graphGetNodes(graph);
+    }
+
+    @Override
+    public long[][] graphGetEdges(long graph) {
+        count("graphGetEdges");
+        return inner.graphGetEdges(graph);
+    }
+
+    @Override
+    public int graphNodeType(long node) {
+        count("graphNodeType");
+        return inner.graphNodeType(node);
+    }
+
+    @Override
+    public void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
+        count("graphExecKernelNodeSetParams");
+        inner.graphExecKernelNodeSetParams(exec, node, func, config, args);
+    }
+
+    @Override
+    public void graphExecCopyNodeSetParams(long exec, long node, long src, long dst, long bytes) {
+        count("graphExecCopyNodeSetParams");
+        inner.graphExecCopyNodeSetParams(exec, node, src, dst, bytes);
+    }
+
+    @Override
+    public int graphExecUpdate(long exec, long graph) {
+        count("graphExecUpdate");
+        return inner.graphExecUpdate(exec, graph);
+    }
+
+    @Override
+    public void graphExecMemsetNodeSetParams(long exec, long node, long ptr, int value, long bytes) {
+        count("graphExecMemsetNodeSetParams");
+        inner.graphExecMemsetNodeSetParams(exec, node, ptr, value, bytes);
+    }
+
+    @Override
+    public int ordinal() {
+        count("ordinal");
+        return inner.ordinal();
+    }
+
+    @Override
+    public boolean canAccessPeer(Driver peer) {
+        count("canAccessPeer");
+        return inner.canAccessPeer(unwrap(peer));
+    }
+
+    @Override
+    public void enablePeerAccess(Driver peer) {
+        count("enablePeerAccess");
+        inner.enablePeerAccess(unwrap(peer));
+    }
+
+    @Override
+    public void memcpyPeer(long dst, Driver dstDriver, long src, long bytes) {
+        count("memcpyPeer");
+        inner.memcpyPeer(dst, unwrap(dstDriver), src, bytes);
+    }
+
+    @Override
+    public void memcpyPeerAsync(long dst, Driver dstDriver, long src, long bytes, long stream) {
+        count("memcpyPeerAsync");
+        inner.memcpyPeerAsync(dst, unwrap(dstDriver), src, bytes, stream);
+    }
+
+    @Override
+    public void streamWaitPeerEvent(long stream, Driver eventDriver, long event) {
+        count("streamWaitPeerEvent");
+        inner.streamWaitPeerEvent(stream, unwrap(eventDriver), event);
     }
 }

@@ -2,6 +2,7 @@
 package metrale.gpu.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -9,6 +10,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import metrale.gpu.CudaError;
+import metrale.gpu.GpuException;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.LaunchConfig;
 import metrale.gpu.Stream;
@@ -59,9 +61,12 @@ public abstract class ModuleImageContract extends GpuContract {
     @Test
     public void aTruncatedCubinIsInvalidImage() {
         byte[] cubin = contractCubin();
-        for (int keep : new int[] {64, cubin.length / 2, cubin.length - 1}) {
+        // Cut inside the section data. (A cubin cut by its last byte loaded on the H200, driver 580:
+        // the driver does not check every table; the simulator refuses that too.)
+        for (int keep : new int[] {64, cubin.length / 2}) {
             byte[] cut = Arrays.copyOf(cubin, keep);
-            assertCuda(CudaError.INVALID_IMAGE, () -> gpu.loadModule(SECOND_MODULE, cut));
+            assertThatThrownBy(() -> gpu.loadModule(SECOND_MODULE, cut)).as("a cubin cut to %d of %d bytes", keep, cubin.length)
+                    .isInstanceOfSatisfying(GpuException.class, e -> assertThat(e.error()).isEqualTo(CudaError.INVALID_IMAGE));
         }
         assertThat(gpu.fault()).isEmpty();
         assertStillWorks();

@@ -1435,7 +1435,12 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.INVALID_VALUE, op, "exec=" + hex(exec) + ": not a live executable graph");
             }
             SimStream s = stream(stream, op);
-            rules.checkInvalidated(s, op);
+            if (s.capture != null && s.capture.invalidated) {
+                // The H200 answers a graph launch into an invalidated capture with 900, not the 901
+                // of every other enqueue.
+                throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, "stream=" + s + ": " + s.capture
+                        + " was invalidated earlier; end the capture (it reports 901) and begin again");
+            }
             if (s.capture != null) {
                 s.capture.add(s, x.run);
                 return;
