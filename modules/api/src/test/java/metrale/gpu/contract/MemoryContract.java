@@ -350,6 +350,11 @@ public abstract class MemoryContract extends GpuContract {
         assertThat(host.isNative()).isTrue();
         assertThat(gpu.isPinned(host)).isTrue();
         assertThat(gpu.isPinned(host.asSlice(100, 200))).isTrue();
+        assertThat(gpu.isPinned(host.asSlice(4095, 1))).as("the last byte").isTrue();
+        assertThat(gpu.isPinned(MemorySegment.ofAddress(host.address() + 4000).reinterpret(97)))
+                .as("a range running one byte past the end").isFalse();
+        assertThat(gpu.isPinned(MemorySegment.ofAddress(host.address()).reinterpret(4097)))
+                .as("the whole block and one byte more").isFalse();
         assertThat(gpu.liveAllocCount()).as("pinned memory is not a device allocation").isZero();
         try (Arena arena = Arena.ofConfined()) {
             assertThat(gpu.isPinned(arena.allocate(64))).isFalse();
