@@ -238,4 +238,25 @@ class LedgerTest {
             assertThat(leaks.get(1)).contains(managed.toString());
         }
     }
+
+    @Test
+    void outOfMemoryGivesTheDevicesExactFreeAndTotalAndThePad() {
+        try (Gpu small = sim().backendOption("sim.capacity", String.valueOf(2L << 30)).redZoneBytes(64).open()) {
+            DevicePtr held = small.alloc(MIB);
+            long tooMuch = 4L << 30;
+            assertThatThrownBy(() -> small.alloc(tooMuch)).isInstanceOfSatisfying(GpuException.class, e -> {
+                assertThat(e.error()).isEqualTo(CudaError.OUT_OF_MEMORY);
+                assertThat(e.getMessage()).contains("requested " + tooMuch + " bytes + 64 red-zone bytes at LedgerTest.java:",
+                        "device reports 2047.0 MiB free / 2.0 GiB total", "1 live allocation(s) hold 1048576 bytes");
+            });
+            assertThatThrownBy(() -> small.allocManaged(tooMuch)).isInstanceOfSatisfying(GpuException.class, e -> {
+                assertThat(e.error()).isEqualTo(CudaError.OUT_OF_MEMORY);
+                assertThat(e.getMessage()).contains("requested " + tooMuch + " bytes at").doesNotContain("red-zone");
+            });
+            assertThatThrownBy(() -> small.alloc(0)).as("size 0 goes to the driver unpadded")
+                    .isInstanceOfSatisfying(GpuException.class, e -> assertThat(e.error()).isEqualTo(CudaError.INVALID_VALUE));
+            assertThat(small.liveAllocations()).extracting(a -> a.ptr()).containsExactly(held);
+            small.free(held);
+        }
+    }
 }
