@@ -49,6 +49,7 @@ public final class CountingDriver implements Driver {
     private final Map<String, String> held = new LinkedHashMap<>();
     private final List<String> failedReleases = new ArrayList<>();
     private final List<Long> allocSizes = new ArrayList<>();
+    private final List<String> inOrder = new ArrayList<>();
     private List<String> leftAtClose;
 
     /**
@@ -138,7 +139,15 @@ public final class CountingDriver implements Driver {
         return out;
     }
 
+    /** {@return the names of the driver methods the runtime called, in the order it called them} */
+    public synchronized List<String> callsInOrder() {
+        return List.copyOf(inOrder);
+    }
+
     private void count(String method) {
+        synchronized (this) {
+            inOrder.add(method);
+        }
         calls.incrementAndGet();
         byCall.computeIfAbsent(method, k -> new LongAdder()).increment();
     }

@@ -252,6 +252,7 @@ public abstract class MemoryContract extends GpuContract {
      */
     @Test
     public void closeFreesWhatTheLedgerHolds() {
+        CountingDriver driver = counted();
         allowLeaks();
         gpu.alloc(64);
         gpu.allocManaged(64);
@@ -263,11 +264,19 @@ public abstract class MemoryContract extends GpuContract {
         noop(s);
         gpu.endCapture(s);
         assertThat(gpu.liveAllocCount()).isEqualTo(2);
+        int before = driver.callsInOrder().size();
         gpu.close();
         assertThat(gpu.isClosed()).isTrue();
         assertBackendReleased(gpu);
+        List<String> closing = driver.callsInOrder().subList(before, driver.callsInOrder().size());
+        assertThat(closing.getFirst()).as("close waits for pending work before releasing (%s)", closing).isEqualTo("ctxSynchronize");
+        assertThat(closing.getLast()).as("close releases everything before closing the driver (%s)", closing).isEqualTo("close");
+        assertThat(closing).as("releases at close").contains("memFree", "memFreeHost", "eventDestroy", "streamDestroy",
+                "graphDestroy", "moduleUnload");
+        assertThat(closing.stream().filter("memFree"::equals).count()).as("device, managed and arena blocks freed").isEqualTo(3);
         gpu.close();
         assertThat(gpu.isClosed()).isTrue();
+        assertThat(driver.callsInOrder()).as("a second close makes no driver call").hasSize(before + closing.size());
     }
 
     /** Arena chunks are raw: not on the ledger, usable, and counted for slack as noted. */
