@@ -50,6 +50,7 @@ public final class CountingDriver implements Driver {
     private final List<String> failedReleases = new ArrayList<>();
     private final List<Long> allocSizes = new ArrayList<>();
     private final List<String> inOrder = new ArrayList<>();
+    private final Map<String, CudaError> failNext = new java.util.HashMap<>();
     private List<String> leftAtClose;
 
     /**
@@ -139,17 +140,33 @@ public final class CountingDriver implements Driver {
         return out;
     }
 
+    /**
+     * Makes the next call of a driver method fail with {@code error} before it reaches the
+     * backend, as the backend would report it: for the runtime's clean-up paths.
+     *
+     * @param method the {@link Driver} method's name, e.g. {@code graphInstantiate}
+     * @param error  the error it reports; choose one that is not sticky unless the test wants a fault
+     */
+    public synchronized void failNext(String method, CudaError error) {
+        failNext.put(method, error);
+    }
+
     /** {@return the names of the driver methods the runtime called, in the order it called them} */
     public synchronized List<String> callsInOrder() {
         return List.copyOf(inOrder);
     }
 
     private void count(String method) {
+        CudaError injected;
         synchronized (this) {
             inOrder.add(method);
+            injected = failNext.remove(method);
         }
         calls.incrementAndGet();
         byCall.computeIfAbsent(method, k -> new LongAdder()).increment();
+        if (injected != null) {
+            throw new GpuException(injected, method, "injected by CountingDriver.failNext");
+        }
     }
 
     private synchronized void hold(String kind, long handle, String what) {
@@ -158,7 +175,14 @@ public final class CountingDriver implements Driver {
 
     /** Runs a release: the handle counts as released once asked for, even if the driver refuses (after a fault). */
     private void release(String method, String kind, long handle, Runnable call) {
-        count(method);
+        try {
+            count(method);
+        } catch (GpuException e) {
+            synchronized (this) {
+                failedReleases.add(method + " " + kind + " 0x" + Long.toHexString(handle) + ": " + e.error() + " (injected)");
+            }
+            throw e;
+        }
         synchronized (this) {
             held.remove(kind + " 0x" + Long.toHexString(handle));
         }

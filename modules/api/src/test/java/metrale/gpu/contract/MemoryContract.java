@@ -279,6 +279,24 @@ public abstract class MemoryContract extends GpuContract {
         assertThat(driver.callsInOrder()).as("a second close makes no driver call").hasSize(before + closing.size());
     }
 
+    /**
+     * When filling a new buffer's red zone fails, alloc reports it, frees the block it got, and
+     * leaves the ledger as it was.
+     */
+    @Test
+    public void aFailedRedZoneFillFreesTheBlock() {
+        reopen(b -> CountingDriver.over(b.redZoneBytes(64)));
+        CountingDriver driver = CountingDriver.of(gpu);
+        long frees = driver.calls("memFree");
+        driver.failNext("memsetD8", CudaError.INVALID_VALUE);
+        assertLedgerUnchanged(() -> assertCuda(CudaError.INVALID_VALUE, () -> gpu.alloc(256)));
+        assertThat(driver.calls("memFree") - frees).as("the block freed again").isEqualTo(1);
+        assertThat(gpu.fault()).isEmpty();
+        DevicePtr p = gpu.alloc(256);
+        assertThat(gpu.scanRedzones()).isZero();
+        gpu.free(p);
+    }
+
     /** Arena chunks are raw: not on the ledger, usable, and counted for slack as noted. */
     @Test
     public void arenaChunksAreOffTheLedgerAndTrackSlack() {
