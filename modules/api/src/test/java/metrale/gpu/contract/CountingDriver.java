@@ -141,8 +141,10 @@ public final class CountingDriver implements Driver {
     }
 
     /**
-     * Makes the next call of a driver method fail with {@code error} before it reaches the
-     * backend, as the backend would report it: for the runtime's clean-up paths.
+     * Makes the next call of a driver method fail with {@code error}, as the backend would report
+     * it: for the runtime's clean-up paths. A call that obtains something fails before it reaches
+     * the backend; a release (free, destroy, unload) is carried out by the backend and then reported
+     * failed, so nothing leaks.
      *
      * @param method the {@link Driver} method's name, e.g. {@code graphInstantiate}
      * @param error  the error it reports; choose one that is not sticky unless the test wants a fault
@@ -175,14 +177,12 @@ public final class CountingDriver implements Driver {
 
     /** Runs a release: the handle counts as released once asked for, even if the driver refuses (after a fault). */
     private void release(String method, String kind, long handle, Runnable call) {
-        try {
-            count(method);
-        } catch (GpuException e) {
-            synchronized (this) {
-                failedReleases.add(method + " " + kind + " 0x" + Long.toHexString(handle) + ": " + e.error() + " (injected)");
-            }
-            throw e;
+        CudaError injected;
+        synchronized (this) {
+            // An injected failure of a release is reported after the backend released the handle.
+            injected = failNext.remove(method);
         }
+        count(method);
         synchronized (this) {
             held.remove(kind + " 0x" + Long.toHexString(handle));
         }
@@ -193,6 +193,9 @@ public final class CountingDriver implements Driver {
                 failedReleases.add(method + " " + kind + " 0x" + Long.toHexString(handle) + ": " + e.error());
             }
             throw e;
+        }
+        if (injected != null) {
+            throw new GpuException(injected, method, "injected by CountingDriver.failNext");
         }
     }
 
