@@ -338,6 +338,28 @@ public abstract class CaptureGraphContract extends GpuContract {
         gpu.free(b);
     }
 
+    /** When instantiating a captured graph fails, endCapture reports it and destroys the graph: nothing is left. */
+    @Test
+    public void aFailedInstantiateDestroysTheCapturedGraph() {
+        CountingDriver driver = counted();
+        Stream s = gpu.createStream();
+        gpu.beginCapture(s);
+        noop(s);
+        driver.failNext("graphInstantiate", CudaError.OUT_OF_MEMORY);
+        long destroys = driver.calls("graphDestroy");
+        assertCuda(CudaError.OUT_OF_MEMORY, () -> gpu.endCapture(s));
+        assertThat(driver.calls("graphDestroy") - destroys).as("the captured graph destroyed").isEqualTo(1);
+        assertThat(gpu.captureStatus(s)).isEqualTo(CaptureStatus.NONE);
+        GraphHandle g;
+        gpu.beginCapture(s);
+        noop(s);
+        g = gpu.endCapture(s);
+        gpu.launchGraph(g, s);
+        gpu.synchronize(s);
+        gpu.destroyGraph(g);
+        gpu.destroyStream(s);
+    }
+
     /** Querying the capturing stream or synchronizing the device is unsupported too. */
     @Test
     public void queryAndDeviceSyncDuringCaptureAreUnsupported() {

@@ -291,6 +291,31 @@ public abstract class CopyContract extends GpuContract {
         gpu.free(p);
     }
 
+    /**
+     * copyH2DAsync from page-locked memory has read its source when it returns, so the caller may
+     * refill it at once; copyH2DAsyncRetained reads it when the copy runs, where that is observable.
+     */
+    @Test
+    public void copyH2DAsyncFromPinnedMemoryHasReadItsSourceOnReturn() {
+        Stream s = gpu.createStream(true);
+        DevicePtr p = gpu.alloc(256);
+        MemorySegment pin = gpu.allocHostPinned(256);
+        pin.fill((byte) 5);
+        gpu.copyH2DAsync(pin, p, s);
+        pin.fill((byte) 6);
+        gpu.synchronize(s);
+        assertThat(readBytes(p, 256)).as("what copyH2DAsync copied").containsOnly((byte) 5);
+        gpu.copyH2DAsyncRetained(pin, p, s);
+        pin.fill((byte) 7);
+        gpu.synchronize(s);
+        if (observableAsync()) {
+            assertThat(readBytes(p, 256)).as("a retained source is read when the copy runs").containsOnly((byte) 7);
+        }
+        gpu.freeHostPinned(pin);
+        gpu.destroyStream(s);
+        gpu.free(p);
+    }
+
     /** An async D2H lands after the stream is synchronized; before that it is stale where observable. */
     @Test
     public void copyD2HAsyncLandsAfterSync() {

@@ -50,6 +50,8 @@ public final class CountingDriver implements Driver {
     private final Map<String, String> held = new LinkedHashMap<>();
     private final List<String> failedReleases = new ArrayList<>();
     private final List<Long> allocSizes = new ArrayList<>();
+    private final List<String> inOrder = new ArrayList<>();
+    private final Map<String, CudaError> failNext = new java.util.HashMap<>();
     private List<String> leftAtClose;
 
     /**
@@ -145,9 +147,35 @@ public final class CountingDriver implements Driver {
         return out;
     }
 
+    /**
+     * Makes the next call of a driver method fail with {@code error}, as the backend would report
+     * it: for the runtime's clean-up paths. A call that obtains something fails before it reaches
+     * the backend; a release (free, destroy, unload) is carried out by the backend and then reported
+     * failed, so nothing leaks.
+     *
+     * @param method the {@link Driver} method's name, e.g. {@code graphInstantiate}
+     * @param error  the error it reports; choose one that is not sticky unless the test wants a fault
+     */
+    public synchronized void failNext(String method, CudaError error) {
+        failNext.put(method, error);
+    }
+
+    /** {@return the names of the driver methods the runtime called, in the order it called them} */
+    public synchronized List<String> callsInOrder() {
+        return List.copyOf(inOrder);
+    }
+
     private void count(String method) {
+        CudaError injected;
+        synchronized (this) {
+            inOrder.add(method);
+            injected = failNext.remove(method);
+        }
         calls.incrementAndGet();
         byCall.computeIfAbsent(method, k -> new LongAdder()).increment();
+        if (injected != null) {
+            throw new GpuException(injected, method, "injected by CountingDriver.failNext");
+        }
     }
 
     private synchronized void hold(String kind, long handle, String what) {
@@ -160,6 +188,11 @@ public final class CountingDriver implements Driver {
      * handle live, as the driver does, so it is held again and not counted as a failed release.
      */
     private void release(String method, String kind, long handle, Runnable call) {
+        CudaError injected;
+        synchronized (this) {
+            // An injected failure of a release is reported after the backend released the handle.
+            injected = failNext.remove(method);
+        }
         count(method);
         String key = kind + " 0x" + Long.toHexString(handle);
         String what;
@@ -177,6 +210,9 @@ public final class CountingDriver implements Driver {
                 }
             }
             throw e;
+        }
+        if (injected != null) {
+            throw new GpuException(injected, method, "injected by CountingDriver.failNext");
         }
     }
 

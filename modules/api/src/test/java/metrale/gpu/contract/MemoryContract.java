@@ -253,6 +253,7 @@ public abstract class MemoryContract extends GpuContract {
      */
     @Test
     public void closeFreesWhatTheLedgerHolds() {
+        CountingDriver driver = counted();
         allowLeaks();
         gpu.alloc(64);
         gpu.allocManaged(64);
@@ -264,11 +265,37 @@ public abstract class MemoryContract extends GpuContract {
         noop(s);
         gpu.endCapture(s);
         assertThat(gpu.liveAllocCount()).isEqualTo(2);
+        int before = driver.callsInOrder().size();
         gpu.close();
         assertThat(gpu.isClosed()).isTrue();
         assertBackendReleased(gpu);
+        List<String> closing = driver.callsInOrder().subList(before, driver.callsInOrder().size());
+        assertThat(closing.getFirst()).as("close waits for pending work before releasing (%s)", closing).isEqualTo("ctxSynchronize");
+        assertThat(closing.getLast()).as("close releases everything before closing the driver (%s)", closing).isEqualTo("close");
+        assertThat(closing).as("releases at close").contains("memFree", "memFreeHost", "eventDestroy", "streamDestroy",
+                "graphDestroy", "moduleUnload");
+        assertThat(closing.stream().filter("memFree"::equals).count()).as("device, managed and arena blocks freed").isEqualTo(3);
         gpu.close();
         assertThat(gpu.isClosed()).isTrue();
+        assertThat(driver.callsInOrder()).as("a second close makes no driver call").hasSize(before + closing.size());
+    }
+
+    /**
+     * When filling a new buffer's red zone fails, alloc reports it, frees the block it got, and
+     * leaves the ledger as it was.
+     */
+    @Test
+    public void aFailedRedZoneFillFreesTheBlock() {
+        reopen(b -> CountingDriver.over(b.redZoneBytes(64)));
+        CountingDriver driver = CountingDriver.of(gpu);
+        long frees = driver.calls("memFree");
+        driver.failNext("memsetD8", CudaError.INVALID_VALUE);
+        assertLedgerUnchanged(() -> assertCuda(CudaError.INVALID_VALUE, () -> gpu.alloc(256)));
+        assertThat(driver.calls("memFree") - frees).as("the block freed again").isEqualTo(1);
+        assertThat(gpu.fault()).isEmpty();
+        DevicePtr p = gpu.alloc(256);
+        assertThat(gpu.scanRedzones()).isZero();
+        gpu.free(p);
     }
 
     /** Arena chunks are raw: not on the ledger, usable, and counted for slack as noted. */
@@ -351,6 +378,11 @@ public abstract class MemoryContract extends GpuContract {
         assertThat(host.isNative()).isTrue();
         assertThat(gpu.isPinned(host)).isTrue();
         assertThat(gpu.isPinned(host.asSlice(100, 200))).isTrue();
+        assertThat(gpu.isPinned(host.asSlice(4095, 1))).as("the last byte").isTrue();
+        assertThat(gpu.isPinned(MemorySegment.ofAddress(host.address() + 4000).reinterpret(97)))
+                .as("a range running one byte past the end").isFalse();
+        assertThat(gpu.isPinned(MemorySegment.ofAddress(host.address()).reinterpret(4097)))
+                .as("the whole block and one byte more").isFalse();
         assertThat(gpu.liveAllocCount()).as("pinned memory is not a device allocation").isZero();
         try (Arena arena = Arena.ofConfined()) {
             assertThat(gpu.isPinned(arena.allocate(64))).isFalse();

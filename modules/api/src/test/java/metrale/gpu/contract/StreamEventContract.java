@@ -3,9 +3,12 @@ package metrale.gpu.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.foreign.MemorySegment;
+import java.util.List;
 import metrale.gpu.CudaError;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Event;
+import metrale.gpu.GraphHandle;
 import metrale.gpu.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -356,5 +359,54 @@ public abstract class StreamEventContract extends GpuContract {
         gpu.synchronize(Stream.PER_THREAD);
         assertThat(readInts(p, 16)).containsOnly(9);
         gpu.free(p);
+    }
+
+    /**
+     * A destroy or free the driver reports as torn down (its context already gone) counts as done;
+     * any other failure is reported; the handle is gone either way. A graph's
+     * destroy still destroys its graph when its exec's destroy failed.
+     */
+    @Test
+    public void aFailedReleaseIsReportedUnlessTheContextIsGone() {
+        CountingDriver driver = counted();
+        Stream quiet = gpu.createStream();
+        Stream loud = gpu.createStream();
+        Event e1 = gpu.createEvent();
+        Event e2 = gpu.createEvent();
+        MemorySegment h1 = gpu.allocHostPinned(4096);
+        MemorySegment h2 = gpu.allocHostPinned(4096);
+        driver.failNext("streamDestroy", CudaError.CONTEXT_IS_DESTROYED);
+        gpu.destroyStream(quiet);
+        driver.failNext("streamDestroy", CudaError.INVALID_VALUE);
+        assertCuda(CudaError.INVALID_VALUE, () -> gpu.destroyStream(loud));
+        driver.failNext("eventDestroy", CudaError.DEINITIALIZED);
+        gpu.destroyEvent(e1);
+        driver.failNext("eventDestroy", CudaError.INVALID_VALUE);
+        assertCuda(CudaError.INVALID_VALUE, () -> gpu.destroyEvent(e2));
+        driver.failNext("memFreeHost", CudaError.INVALID_CONTEXT);
+        gpu.freeHostPinned(h1);
+        driver.failNext("memFreeHost", CudaError.INVALID_VALUE);
+        assertCuda(CudaError.INVALID_VALUE, () -> gpu.freeHostPinned(h2));
+        for (Stream s : List.of(quiet, loud)) {
+            assertCuda(CudaError.INVALID_HANDLE, () -> gpu.synchronize(s));
+        }
+        for (Event e : List.of(e1, e2)) {
+            assertCuda(CudaError.INVALID_HANDLE, () -> gpu.eventQuery(e));
+        }
+        assertThat(gpu.isPinned(h1)).isFalse();
+        assertThat(gpu.isPinned(h2)).isFalse();
+
+        Stream s = gpu.createStream();
+        gpu.beginCapture(s);
+        noop(s);
+        GraphHandle g = gpu.endCapture(s);
+        long destroys = driver.calls("graphDestroy");
+        driver.failNext("graphExecDestroy", CudaError.INVALID_VALUE);
+        assertCuda(CudaError.INVALID_VALUE, () -> gpu.destroyGraph(g));
+        assertThat(driver.calls("graphDestroy") - destroys).as("the graph destroyed after its exec failed").isEqualTo(1);
+        assertCudaOneOf(() -> gpu.launchGraph(g, s), CudaError.INVALID_HANDLE, CudaError.INVALID_VALUE);
+        gpu.destroyStream(s);
+        assertThat(gpu.fault()).isEmpty();
+        assertStillWorks();
     }
 }

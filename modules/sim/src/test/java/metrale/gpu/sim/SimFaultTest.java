@@ -40,8 +40,13 @@ class SimFaultTest {
             long p = dev.memAlloc(64);
             long s = dev.streamCreate(0);
             long e = dev.eventCreate(0);
+            long other = dev.streamCreate(1);
             fx.launch("oob", LaunchConfig.of(1, 1), s, a -> a.ptr(p).i32(1000));
+            fx.launch("fill", LaunchConfig.of(1, 1), other, a -> a.ptr(p).i32(1).i32(1));
+            fx.launch("fill", LaunchConfig.of(1, 1), s, a -> a.ptr(p).i32(2).i32(1));
+            assertThat(dev.pendingOperations()).isEqualTo(3);
             fails(CudaError.ILLEGAL_ADDRESS, dev::ctxSynchronize);
+            assertThat(dev.pendingOperations()).as("work that will never run after the fault").isZero();
             CudaError sticky = CudaError.ILLEGAL_ADDRESS;
             fails(sticky, () -> dev.memAlloc(16)).hasMessageContaining("t::oob").hasMessageContaining("unusable");
             fails(sticky, () -> dev.memFree(p));

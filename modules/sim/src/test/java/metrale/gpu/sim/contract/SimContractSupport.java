@@ -2,10 +2,13 @@
 package metrale.gpu.sim.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.Map;
 import java.util.WeakHashMap;
+import metrale.gpu.CudaError;
 import metrale.gpu.Gpu;
+import metrale.gpu.GpuException;
 import metrale.gpu.GpuBuilder;
 import metrale.gpu.contract.GpuContract;
 import metrale.gpu.sim.SimControls;
@@ -33,6 +36,8 @@ final class SimContractSupport {
             dev = DEVICES.get(closed);
         }
         assertThat(dev).as("the simulator under %s", closed).isNotNull();
+        assertThatThrownBy(dev::memGetInfo).as("the runtime closed its simulator")
+                .isInstanceOfSatisfying(GpuException.class, e -> assertThat(e.error()).isEqualTo(CudaError.CONTEXT_IS_DESTROYED));
         if (closed.fault().isEmpty()) {
             assertThat(dev.liveAtClose()).as("what the simulator still held when the runtime closed it").isEmpty();
         }

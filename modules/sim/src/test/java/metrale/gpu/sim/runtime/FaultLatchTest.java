@@ -154,7 +154,8 @@ class FaultLatchTest {
     /**
      * The report of an illegal address names the live allocation nearest the faulting address
      * and where the address lies from it, of two buffers {@code p} (256 B) and {@code q} (256 B,
-     * allocated after it); an address farther than 1 MiB from every allocation names none.
+     * allocated 64 KiB after it); an address farther than 1 MiB from every allocation names none,
+     * and one halfway between them names the lower.
      *
      * @param element the float element of {@code p} (or of {@code q}, with {@code fromQ}) stored to
      * @param fromQ   whether the kernel is given {@code q}
@@ -167,7 +168,10 @@ class FaultLatchTest {
         "-4      | false | p, 16 byte(s) before its start",
         "-25     | true  | q, 100 byte(s) before its start",
         "89      | false | p, 100 byte(s) past its end",
-        "524288  | true  | none"})
+        "524288  | true  | none",
+        "262208  | true  | q, 1048576 byte(s) past its end",
+        "262209  | true  | none",
+        "8256    | false | p, 32768 byte(s) past its end"})
     void anIllegalAddressNamesTheNearestAllocation(long element, boolean fromQ, String where) {
         try (Gpu gpu = sim().open(); KernelArgs args = new KernelArgs()) {
             gpu.loadModule(MODULE, SimKernels.image(MODULE));

@@ -193,4 +193,71 @@ class LedgerTest {
         assertThat(gpu.deviceFreeMemory()).isEqualTo(before);
         assertThatThrownBy(() -> gpu.free(ps.get(0))).isInstanceOf(GpuException.class).hasMessageContaining("already freed");
     }
+
+    @Test
+    void aFreeNotAtABaseIsExplainedByWhereItPoints() {
+        try (Gpu padded = sim().redZoneBytes(64).open()) {
+            DevicePtr p = padded.alloc(256);
+            assertThatThrownBy(() -> padded.free(p.plus(255))).isInstanceOf(GpuException.class)
+                    .hasMessageContaining("interior pointer, +255");
+            assertThatThrownBy(() -> padded.free(p.plus(256))).isInstanceOf(GpuException.class)
+                    .hasMessageContaining("points into the red zone after");
+            assertThatThrownBy(() -> padded.free(p.plus(319))).isInstanceOf(GpuException.class)
+                    .hasMessageContaining("points into the red zone after");
+            assertThatThrownBy(() -> padded.free(p.plus(320))).isInstanceOf(GpuException.class)
+                    .hasMessageContaining("was not allocated by this runtime");
+            padded.free(p);
+        }
+        DevicePtr q = gpu.alloc(256);
+        assertThatThrownBy(() -> gpu.free(q.plus(256))).isInstanceOf(GpuException.class)
+                .hasMessageContaining("was not allocated by this runtime").hasMessageNotContaining("interior");
+        gpu.free(q);
+    }
+
+    @Test
+    void theReportListsASiteOfExactlyTheMinimumAndNoneForTopZero() {
+        DevicePtr p = gpu.alloc(MIB); String site = here();
+        assertThat(gpu.allocReport(10, 1)).contains(site);
+        assertThat(gpu.allocReport(0, 0)).doesNotContain(site).contains("... 1 more site(s), 1.0 MiB");
+        assertThatThrownBy(() -> gpu.allocReport(-1, 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-1");
+        assertThatThrownBy(() -> gpu.allocReport(1, -2)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-2");
+        gpu.free(p);
+    }
+
+    @Test
+    void leaksAreReleasedAndReportedInCreationOrder() {
+        try (RuntimeTestSupport.LogCapture log = new RuntimeTestSupport.LogCapture()) {
+            Gpu g = sim().open();
+            // A managed allocation has a native address, below the simulator's device addresses.
+            DevicePtr device = g.alloc(64);
+            DevicePtr managed = g.allocManaged(64);
+            assertThat(Long.compareUnsigned(managed.address(), device.address())).isNegative();
+            g.close();
+            List<String> leaks = log.warnings().stream().filter(w -> w.contains("leak:")).toList();
+            assertThat(leaks).hasSize(2);
+            assertThat(leaks.get(0)).contains(device.toString());
+            assertThat(leaks.get(1)).contains(managed.toString());
+        }
+    }
+
+    @Test
+    void outOfMemoryGivesTheDevicesExactFreeAndTotalAndThePad() {
+        try (Gpu small = sim().backendOption("sim.capacity", String.valueOf(2L << 30)).redZoneBytes(64).open()) {
+            DevicePtr held = small.alloc(MIB);
+            long tooMuch = 4L << 30;
+            assertThatThrownBy(() -> small.alloc(tooMuch)).isInstanceOfSatisfying(GpuException.class, e -> {
+                assertThat(e.error()).isEqualTo(CudaError.OUT_OF_MEMORY);
+                assertThat(e.getMessage()).contains("requested " + tooMuch + " bytes + 64 red-zone bytes at LedgerTest.java:",
+                        "device reports 2047.0 MiB free / 2.0 GiB total", "1 live allocation(s) hold 1048576 bytes");
+            });
+            assertThatThrownBy(() -> small.allocManaged(tooMuch)).isInstanceOfSatisfying(GpuException.class, e -> {
+                assertThat(e.error()).isEqualTo(CudaError.OUT_OF_MEMORY);
+                assertThat(e.getMessage()).contains("requested " + tooMuch + " bytes at").doesNotContain("red-zone");
+            });
+            assertThatThrownBy(() -> small.alloc(0)).as("size 0 goes to the driver unpadded")
+                    .isInstanceOfSatisfying(GpuException.class, e -> assertThat(e.error()).isEqualTo(CudaError.INVALID_VALUE));
+            assertThat(small.liveAllocations()).extracting(a -> a.ptr()).containsExactly(held);
+            small.free(held);
+        }
+    }
 }

@@ -59,6 +59,13 @@ final class RuntimeTestSupport {
             logger.addHandler(handler);
         }
 
+        /** {@return every message logged so far, with its level: {@code "INFO: text"}} */
+        List<String> all() {
+            synchronized (records) {
+                return records.stream().map(r -> r.getLevel() + ": " + r.getMessage()).toList();
+            }
+        }
+
         /** {@return the messages logged at WARNING or above so far} */
         List<String> warnings() {
             synchronized (records) {
