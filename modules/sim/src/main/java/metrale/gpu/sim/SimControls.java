@@ -71,6 +71,9 @@ public interface SimControls {
      */
     List<String> liveAtClose();
 
+    /** {@return whether the simulated device was closed (its runtime closes it last, at {@code Gpu.close()})} */
+    boolean isClosed();
+
     /**
      * {@return the virtual clock, in nanoseconds since the device opened} It moves only when the
      * host waits: a synchronize, a blocking copy, a free, a query that answers {@code NOT_READY}

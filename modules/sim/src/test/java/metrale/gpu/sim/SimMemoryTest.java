@@ -236,11 +236,10 @@ class SimMemoryTest {
         dev.close();
         assertThat(dev.liveAtClose()).containsExactly("2 device allocation(s)", "1 managed allocation(s)",
                 "1 page-locked host allocation(s)", "1 stream(s)", "1 event(s)");
-        try (SimDevice clean = new SimDevice()) {
-            long p = clean.memAlloc(64);
-            clean.memFree(p);
-            clean.close();
-            assertThat(clean.liveAtClose()).isEmpty();
-        }
+        SimDevice clean = new SimDevice();
+        long p = clean.memAlloc(64);
+        clean.memFree(p);
+        clean.close();
+        assertThat(clean.liveAtClose()).isEmpty();
     }
 }

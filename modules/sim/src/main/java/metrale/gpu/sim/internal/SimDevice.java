@@ -293,6 +293,16 @@ public final class SimDevice implements Driver {
         }
 
         @Override
+        public boolean isClosed() {
+            lock.lock();
+            try {
+                return closed;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
         public void setBlockOrder(SimBlockOrder order) {
             SimDevice.this.setBlockOrder(order);
         }

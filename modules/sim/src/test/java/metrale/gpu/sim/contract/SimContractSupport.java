@@ -36,8 +36,7 @@ final class SimContractSupport {
             dev = DEVICES.get(closed);
         }
         assertThat(dev).as("the simulator under %s", closed).isNotNull();
-        assertThatThrownBy(dev::memGetInfo).as("the runtime closed its simulator")
-                .isInstanceOfSatisfying(GpuException.class, e -> assertThat(e.error()).isEqualTo(CudaError.CONTEXT_IS_DESTROYED));
+        assertThat(dev.isClosed()).as("the runtime closed its simulator").isTrue();
         if (closed.fault().isEmpty()) {
             assertThat(dev.liveAtClose()).as("what the simulator still held when the runtime closed it").isEmpty();
         }
