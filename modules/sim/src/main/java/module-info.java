@@ -24,6 +24,9 @@
  *     the device reports; default 132.</li>
  * <li>{@code sim.fill} ({@systemProperty metrale.sim.fill}, {@code METRALE_SIM_FILL}): the byte new
  *     memory is filled with, as CUDA does not zero it; default 171 (0xAB).</li>
+ * <li>{@code sim.initcheck} ({@systemProperty metrale.sim.initcheck}, {@code METRALE_SIM_INITCHECK}):
+ *     {@code true} records reads of device memory never written, reached through
+ *     {@link metrale.gpu.sim.SimInitCheck}; default {@code false}.</li>
  * </ul>
  *
  * <p><b>Flags.</b> None: the simulator allocates native memory through {@code java.lang.foreign}

@@ -52,6 +52,8 @@ import metrale.gpu.spi.MemInfo;
  * <li>{@code sim.sms}: the SM count {@link #deviceInfo()} reports; default {@value #DEFAULT_SMS}.</li>
  * <li>{@code sim.fill}: the byte new device, managed and page-locked memory is filled with, 0 to 255;
  *     default {@value #DEFAULT_FILL} ({@code 0xAB}).</li>
+ * <li>{@code sim.initcheck}: {@code true} records reads of device memory never written
+ *     ({@link SimInitCheck}); default {@code false}.</li>
  * </ul>
  *
  * <p><b>Faults.</b> A sticky fault (a bad kernel access, an injected fault) makes every later
@@ -63,7 +65,7 @@ import metrale.gpu.spi.MemInfo;
  * calling thread's identity decides the capture-mode rules and which per-thread stream handle
  * {@code 2} means.
  */
-public final class SimDevice implements Driver {
+public final class SimDevice implements Driver, SimInitCheck {
 
     /** Option key: device memory in bytes. */
     public static final String OPT_CAPACITY = "sim.capacity";
@@ -135,6 +137,13 @@ public final class SimDevice implements Driver {
         }
         this.smCount = (int) sms;
         this.memory = new DeviceMemory(capacity, (byte) fill);
+        String initCheck = config.get(OPT_INITCHECK, "false").trim();
+        if (!initCheck.equals("true") && !initCheck.equals("false")) {
+            throw new IllegalArgumentException("option " + OPT_INITCHECK + "=" + initCheck + " must be true or false");
+        }
+        if (initCheck.equals("true")) {
+            memory.init = new InitCheck();
+        }
         this.engine = new Engine(memory, config.getLong(OPT_SEED, 0));
         this.legacy = new SimStream(1, SimStream.Kind.LEGACY, false, "the legacy default stream");
         this.scheduler = new Scheduler(engine, legacy);
@@ -241,6 +250,17 @@ public final class SimDevice implements Driver {
         } finally {
             lock.unlock();
         }
+    }
+
+    @Override
+    public boolean initCheckEnabled() {
+        return memory.init != null;
+    }
+
+    @Override
+    public List<UninitializedRead> uninitializedReads() {
+        InitCheck init = memory.init;
+        return init == null ? List.of() : init.reads();
     }
 
     // ---- identity -----------------------------------------------------------------------------

@@ -30,6 +30,9 @@ final class Works {
             } catch (IllegalStateException x) {
                 throw new SimFault(CudaError.ILLEGAL_ADDRESS, describe() + ": the host source was freed before the copy ran", x);
             }
+            if (e.memory.init != null) {
+                e.memory.init.wrote(e.memory, dst, bytes);
+            }
         }
 
         @Override
@@ -43,6 +46,9 @@ final class Works {
         @Override
         public void run(Engine e) {
             MemorySegment s = e.memory.rangeOrFault(src, bytes, describe() + " source");
+            if (e.memory.init != null) {
+                e.memory.init.read(e.memory, describe(), src, bytes);
+            }
             try {
                 MemorySegment.copy(s, 0, dst, 0, bytes);
             } catch (IllegalStateException x) {
@@ -62,6 +68,10 @@ final class Works {
         public void run(Engine e) {
             MemorySegment s = e.memory.rangeOrFault(src, bytes, describe() + " source");
             MemorySegment d = e.memory.rangeOrFault(dst, bytes, describe() + " destination");
+            if (e.memory.init != null) {
+                e.memory.init.read(e.memory, describe(), src, bytes);
+                e.memory.init.wrote(e.memory, dst, bytes);
+            }
             MemorySegment.copy(s, 0, d, 0, bytes);
         }
 
@@ -78,6 +88,10 @@ final class Works {
             MemorySegment s = e.memory.rangeOrFault(src, (height - 1) * srcPitch + width, describe() + " source");
             MemorySegment d = e.memory.rangeOrFault(dst, (height - 1) * dstPitch + width, describe() + " destination");
             for (long r = 0; r < height; r++) {
+                if (e.memory.init != null) {
+                    e.memory.init.read(e.memory, describe(), src + r * srcPitch, width);
+                    e.memory.init.wrote(e.memory, dst + r * dstPitch, width);
+                }
                 MemorySegment.copy(s, r * srcPitch, d, r * dstPitch, width);
             }
         }
@@ -94,6 +108,9 @@ final class Works {
         @Override
         public void run(Engine e) {
             e.memory.rangeOrFault(ptr, bytes, describe()).fill(value);
+            if (e.memory.init != null) {
+                e.memory.init.wrote(e.memory, ptr, bytes);
+            }
         }
 
         @Override
