@@ -1,0 +1,134 @@
+package metrale.gpu.testing;
+
+import java.util.Objects;
+import metrale.gpu.Gpu;
+import metrale.gpu.GpuBuilder;
+import metrale.gpu.sim.SimDevice;
+import metrale.gpu.sim.SimInitCheck;
+
+/**
+ * Opens the runtimes {@link GpuTest} gives its runs, for code that opens its own: a jqwik property
+ * opens one per try, checks it with {@link GpuChecks} and closes it.
+ *
+ * <pre>{@code
+ * @Property
+ * void pipelineIsOrdered(@ForAll("seeds") long seed) {
+ *     Gpu gpu = TestGpus.sim().seed(seed).open();
+ *     try {
+ *         // ... the property ...
+ *     } finally {
+ *         GpuChecks.verifyAndClose(gpu);
+ *     }
+ * }
+ * }</pre>
+ */
+public final class TestGpus {
+
+    private TestGpus() {
+    }
+
+    /** {@return a builder of a simulator runtime with the kit's defaults (256-byte red zones, seed 0)} */
+    public static Builder sim() {
+        return new Builder(Backend.SIM);
+    }
+
+    /**
+     * {@return a builder of a runtime on {@code backend}}
+     *
+     * @param backend the backend
+     */
+    public static Builder on(Backend backend) {
+        return new Builder(Objects.requireNonNull(backend, "backend"));
+    }
+
+    /** Options of a test runtime. Not thread-safe; each {@link #open()} makes a new runtime. */
+    public static final class Builder {
+
+        private final Backend backend;
+        private long redZoneBytes = 256;
+        private long capacity;
+        private long seed;
+        private boolean initCheck;
+
+        Builder(Backend backend) {
+            this.backend = backend;
+        }
+
+        /**
+         * Sets the red-zone pad after each buffer.
+         *
+         * @param bytes the pad, at least 0; 0 turns red zones off
+         * @return this
+         */
+        public Builder redZoneBytes(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("redZoneBytes(" + bytes + "): must be at least 0");
+            }
+            this.redZoneBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Sets the simulated device's memory (simulator only).
+         *
+         * @param bytes the capacity, positive; 0 keeps the simulator's default
+         * @return this
+         */
+        public Builder capacity(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("capacity(" + bytes + "): must be positive, or 0 for the default");
+            }
+            this.capacity = bytes;
+            return this;
+        }
+
+        /**
+         * Sets the simulator's schedule seed (ignored on CUDA, whose hardware picks the order).
+         *
+         * @param seed the seed
+         * @return this
+         */
+        public Builder seed(long seed) {
+            this.seed = seed;
+            return this;
+        }
+
+        /**
+         * Turns the simulator's initcheck on or off ({@link SimInitCheck}); simulator only.
+         *
+         * @param on whether reads of unwritten device memory are recorded
+         * @return this
+         */
+        public Builder initCheck(boolean on) {
+            this.initCheck = on;
+            return this;
+        }
+
+        /** {@return the backend this builder opens} */
+        public Backend backend() {
+            return backend;
+        }
+
+        /**
+         * Opens the runtime. Its {@code free} first reads the freed buffer's red zone back, so
+         * {@link GpuChecks} also reports overflows of buffers freed before the check.
+         *
+         * @return a new runtime, owned by the caller
+         * @throws metrale.gpu.GpuException if the backend cannot be opened, naming why
+         * @throws IllegalArgumentException if a simulator-only option is set for CUDA
+         */
+        public Gpu open() {
+            GpuBuilder b = Gpu.builder().backend(backend.id()).redZoneBytes(redZoneBytes).redZoneMinIndex(0).allocSites(true);
+            if (backend == Backend.SIM) {
+                b.backendOption(SimDevice.OPT_SEED, Long.toString(seed));
+                if (capacity > 0) {
+                    b.backendOption(SimDevice.OPT_CAPACITY, Long.toString(capacity));
+                }
+                b.backendOption(SimInitCheck.OPT_INITCHECK, Boolean.toString(initCheck));
+            } else if (capacity > 0 || initCheck) {
+                throw new IllegalArgumentException("capacity and initCheck are simulator options; " + backend + " has neither");
+            }
+            return CheckedGpu.wrap(b.open());
+        }
+    }
+}

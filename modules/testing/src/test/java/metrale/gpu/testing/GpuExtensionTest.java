@@ -1,0 +1,151 @@
+package metrale.gpu.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectMethod;
+import static org.junit.platform.testkit.engine.EventConditions.displayName;
+import static org.junit.platform.testkit.engine.EventConditions.event;
+import static org.junit.platform.testkit.engine.EventConditions.finishedSuccessfully;
+import static org.junit.platform.testkit.engine.EventConditions.finishedWithFailure;
+import static org.junit.platform.testkit.engine.EventConditions.skippedWithReason;
+import static org.junit.platform.testkit.engine.TestExecutionResultConditions.instanceOf;
+import static org.junit.platform.testkit.engine.TestExecutionResultConditions.message;
+
+import java.util.List;
+import metrale.gpu.Gpu;
+import metrale.gpu.testing.fixtures.CleanFixture;
+import metrale.gpu.testing.fixtures.FaultFixture;
+import metrale.gpu.testing.fixtures.InitCheckFixture;
+import metrale.gpu.testing.fixtures.LeakFixture;
+import metrale.gpu.testing.fixtures.RedZoneFixture;
+import org.junit.jupiter.api.Test;
+import org.junit.platform.testkit.engine.EngineTestKit;
+import org.junit.platform.testkit.engine.Event;
+import org.junit.platform.testkit.engine.Events;
+
+/**
+ * The extension's verdicts, checked by running fixture classes that use it through the JUnit
+ * Platform test kit: the runs that must fail fail with the problem and its site; the rest pass.
+ */
+class GpuExtensionTest {
+
+    private static Events run(Class<?> fixture) {
+        return EngineTestKit.engine("junit-jupiter").selectors(selectClass(fixture)).execute().testEvents();
+    }
+
+    private static Events run(Class<?> fixture, String method) {
+        return EngineTestKit.engine("junit-jupiter").selectors(selectMethod(fixture, method, Gpu.class.getName()))
+                .execute().testEvents();
+    }
+
+    private static String failureMessage(Events events) {
+        List<Event> failed = events.failed().list();
+        assertThat(failed).hasSize(1);
+        return failed.getFirst().getRequiredPayload(org.junit.platform.engine.TestExecutionResult.class)
+                .getThrowable().orElseThrow().getMessage();
+    }
+
+    @Test
+    void aLeakFailsNamingTheAllocationSite() {
+        Events events = run(LeakFixture.class);
+        events.assertStatistics(s -> s.started(1).failed(1));
+        String msg = failureMessage(events);
+        assertThat(msg).contains("1 problem(s)")
+                .contains("leak: 512 byte(s) at 0x")
+                .contains("allocated at LeakFixture.java:" + LeakFixture.leakLine + " and never freed")
+                .doesNotContain("256 byte(s)");
+    }
+
+    @Test
+    void aDamagedRedZoneFailsNamingTheBuffersSite() {
+        Events events = run(RedZoneFixture.class);
+        events.assertStatistics(s -> s.started(1).failed(1));
+        assertThat(failureMessage(events))
+                .contains("buffer overflow: red zone of 0x")
+                .contains("(400 B, #0, allocated at RedZoneFixture.java:" + RedZoneFixture.bufferLine + ")")
+                .contains("found when it was freed")
+                .contains("overwritten: 16 byte(s), first at +400");
+    }
+
+    @Test
+    void anUndeclaredFaultFailsNamingTheCallItSurfacedIn() {
+        Events events = run(FaultFixture.class, "undeclaredFault");
+        events.assertStatistics(s -> s.started(1).failed(1));
+        assertThat(failureMessage(events))
+                .contains("sticky fault ILLEGAL_ADDRESS latched during synchronize")
+                .contains("at FaultFixture.java:" + FaultFixture.syncLine)
+                .contains("which the test did not declare (@ExpectFault(CudaError.ILLEGAL_ADDRESS))")
+                .contains("injected by SimDevice.faultKernel(\"kit\", \"fill\")");
+    }
+
+    @Test
+    void aDeclaredFaultPasses() {
+        run(FaultFixture.class, "declaredFault").assertStatistics(s -> s.started(1).succeeded(1).failed(0));
+    }
+
+    @Test
+    void aDeclaredFaultThatNeverHappensFails() {
+        Events events = run(FaultFixture.class, "declaredButAbsent");
+        assertThat(failureMessage(events)).contains("the test declared a sticky fault [ILLEGAL_ADDRESS] but none was latched");
+    }
+
+    @Test
+    void anOverflowWithoutRedZonesIsAnUndeclaredIllegalAddress() {
+        Events events = run(FaultFixture.class, "overflowWithoutRedZones");
+        assertThat(failureMessage(events))
+                .contains("sticky fault ILLEGAL_ADDRESS latched")
+                .contains("kit::overflow")
+                .contains("bytes past the allocation's end");
+    }
+
+    @Test
+    void uninitializedReadsFailNamingTheAllocationAndTheOffset() {
+        Events events = run(InitCheckFixture.class, "kernelReadsUnwrittenTail");
+        assertThat(failureMessage(events))
+                .contains("uninitialized read: kernel kit::copy")
+                .contains("through argument 0 read 4 uninitialized byte(s) at offset 224 of device allocation 0x")
+                .contains("allocated at InitCheckFixture.java:" + InitCheckFixture.inLine + ")")
+                .contains("8 such reads");
+    }
+
+    @Test
+    void uninitializedCopiesAreReportedOnceWhereTheGarbageEntered() {
+        Events events = run(InitCheckFixture.class, "copiesReadUnwrittenMemory");
+        String msg = failureMessage(events);
+        assertThat(msg).contains("1 problem(s)")
+                .contains("uninitialized read: cuMemcpyDtoD_v2(")
+                .contains("read 256 uninitialized byte(s) at offset 0")
+                .contains("allocated at InitCheckFixture.java:" + InitCheckFixture.inLine + ")");
+    }
+
+    @Test
+    void memoryWrittenBeforeItIsReadPassesTheInitCheck() {
+        run(InitCheckFixture.class, "everythingWrittenFirst").assertStatistics(s -> s.started(1).succeeded(1));
+    }
+
+    @Test
+    void eachBackendIsARunAndCudaIsSkippedWithTheReasonWhereItCannotLoad() {
+        Events events = run(CleanFixture.class);
+        events.assertThatEvents()
+                .haveExactly(1, event(displayName("[sim]"), finishedSuccessfully()))
+                .haveExactly(1, event(displayName("[cuda]"), skippedWithReason(r -> r.startsWith("cuda is unavailable: "))));
+    }
+
+    @Test
+    void requiredCudaFailsWhereItCannotLoad() {
+        String before = System.getProperty(GpuExtension.REQUIRED_PROPERTY);
+        System.setProperty(GpuExtension.REQUIRED_PROPERTY, "true");
+        try {
+            run(CleanFixture.class).assertThatEvents()
+                    .haveExactly(1, event(displayName("[sim]"), finishedSuccessfully()))
+                    .haveExactly(1, event(displayName("[cuda]"), finishedWithFailure(instanceOf(AssertionError.class),
+                            message(m -> m.startsWith("metrale.gpu.required=true but cuda is unavailable: ")))));
+        } finally {
+            if (before == null) {
+                System.clearProperty(GpuExtension.REQUIRED_PROPERTY);
+            } else {
+                System.setProperty(GpuExtension.REQUIRED_PROPERTY, before);
+            }
+        }
+    }
+}
