@@ -2,11 +2,12 @@
  * The metrale-gpu simulator: a CPU backend that keeps the CUDA driver's rules, so host code that
  * drives a GPU is tested without one.
  *
- * <p><b>Exports.</b> {@code metrale.gpu.sim}: {@link metrale.gpu.sim.SimDevice} (reached from an app
- * with {@code gpu.unwrap(SimDevice.class)} for fault injection and the schedule seed) and the kernel
- * model apps write Java twins against ({@link metrale.gpu.sim.SimKernels},
- * {@link metrale.gpu.sim.SimKernel}, {@link metrale.gpu.sim.SimLaunch} and its views). The
- * implementation classes in that package are package-private.
+ * <p><b>Exports.</b> {@code metrale.gpu.sim}: {@link metrale.gpu.sim.SimControls} (reached from an
+ * app with {@code gpu.unwrap(SimControls.class)} for fault injection, the schedule seed and the
+ * capacity) and the kernel model apps write Java twins against ({@link metrale.gpu.sim.SimKernels},
+ * {@link metrale.gpu.sim.SimKernel}, {@link metrale.gpu.sim.SimLaunch} and its views). The driver
+ * and its parts live in the non-exported {@code metrale.gpu.sim.internal}, so an application cannot
+ * allocate behind the runtime's ledger.
  *
  * <p><b>Provides</b> {@link metrale.gpu.spi.BackendProvider} as
  * {@link metrale.gpu.sim.SimBackendProvider}: name {@code sim}, priority 0, always available. It is
@@ -27,6 +28,13 @@
  * <li>{@code sim.initcheck} ({@systemProperty metrale.sim.initcheck}, {@code METRALE_SIM_INITCHECK}):
  *     {@code true} records reads of device memory never written, reached through
  *     {@link metrale.gpu.sim.SimInitCheck}; default {@code false}.</li>
+ * <li>{@code sim.process} ({@systemProperty metrale.sim.process}, {@code METRALE_SIM_PROCESS}):
+ *     {@code shared} (default), the JVM's one simulated process, where a sticky fault poisons every
+ *     simulator runtime of the process, open or opened later, as on a GPU; or {@code fresh}, a
+ *     simulated process of the runtime's own, which is what tests use.</li>
+ * <li>{@code sim.twins}, an object option ({@code GpuBuilder.backendOption(String, Object)} only):
+ *     a {@link metrale.gpu.sim.SimTwins} table the runtime looks twins up in before
+ *     {@link metrale.gpu.sim.SimKernels}.</li>
  * </ul>
  *
  * <p><b>Flags.</b> None: the simulator allocates native memory through {@code java.lang.foreign}

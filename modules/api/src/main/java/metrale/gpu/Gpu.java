@@ -101,10 +101,11 @@ public interface Gpu extends AutoCloseable {
     Telemetry telemetry();
 
     /**
-     * {@return the backend's own driver object, if it is of the given type} The simulator's
-     * driver exposes fault injection and schedules this way.
+     * {@return the backend's controls, if it has controls of the given type} The simulator
+     * exposes fault injection, schedules, capacity and its clock as {@code metrale.gpu.sim.SimControls}.
+     * The driver itself is never returned: nothing can allocate behind the ledger.
      *
-     * @param type the driver type, for example {@code metrale.gpu.sim.SimDevice}
+     * @param type the controls' type, for example {@code metrale.gpu.sim.SimControls}
      * @param <T>  the type
      */
     <T> Optional<T> unwrap(Class<T> type);

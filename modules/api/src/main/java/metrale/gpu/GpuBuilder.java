@@ -22,6 +22,7 @@ public final class GpuBuilder {
     private Boolean allocSites;
     private Telemetry telemetry;
     private final Map<String, String> backendOptions = new LinkedHashMap<>();
+    private final Map<String, Object> backendObjects = new LinkedHashMap<>();
 
     GpuBuilder() {
     }
@@ -123,6 +124,27 @@ public final class GpuBuilder {
      */
     public GpuBuilder backendOption(String key, String value) {
         backendOptions.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
+        backendObjects.remove(key);
+        return this;
+    }
+
+    /**
+     * Passes an object to the backend, for options a string cannot carry (the simulator's
+     * {@code sim.twins} takes a table of kernel twins). A {@link String} value is passed as a string
+     * option, exactly as {@link #backendOption(String, String)} does.
+     *
+     * @param key   the option, e.g. {@code sim.twins}
+     * @param value its value
+     * @return this
+     */
+    public GpuBuilder backendOption(String key, Object value) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(value, "value");
+        if (value instanceof String str) {
+            return backendOption(key, str);
+        }
+        backendObjects.put(key, value);
+        backendOptions.remove(key);
         return this;
     }
 
@@ -137,7 +159,7 @@ public final class GpuBuilder {
                 timing != null ? timing : boolSetting("metrale.timing", "METRALE_TIMING", false),
                 allocSites != null ? allocSites : boolSetting("metrale.allocSites", "METRALE_ALLOC_SITES", true),
                 telemetry != null ? telemetry : new Telemetry(),
-                backendOptions);
+                backendOptions, backendObjects);
     }
 
     /**

@@ -30,10 +30,11 @@ import metrale.telemetry.Telemetry;
  * @param allocSites       record the caller's {@code file:line} for each allocation (a stack walk); off records {@code "?"}
  * @param telemetry        the telemetry instance the runtime reports to
  * @param backendOptions   options passed to the backend, e.g. {@code sim.capacity}
+ * @param backendObjects   object options passed to the backend, e.g. {@code sim.twins}
  */
 public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex, boolean debugSync,
                          boolean d2hTrace, boolean timing, boolean allocSites, Telemetry telemetry,
-                         Map<String, String> backendOptions) {
+                         Map<String, String> backendOptions, Map<String, Object> backendObjects) {
 
     /** Validates and copies. */
     public GpuOptions {
@@ -45,6 +46,26 @@ public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex
         }
         Objects.requireNonNull(telemetry, "telemetry");
         backendOptions = Map.copyOf(backendOptions);
+        backendObjects = Map.copyOf(backendObjects);
+    }
+
+    /**
+     * Options with string backend options only.
+     *
+     * @param backend         the backend's name, or {@code null} to choose automatically
+     * @param redZoneBytes    bytes of red zone after each buffer
+     * @param redZoneMinIndex the first creation index that gets a red zone
+     * @param debugSync       synchronize the stream after every launch
+     * @param d2hTrace        collect the call sites of device-to-host copies
+     * @param timing          time each launch
+     * @param allocSites      record each allocation's call site
+     * @param telemetry       the telemetry instance
+     * @param backendOptions  options passed to the backend
+     */
+    public GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex, boolean debugSync, boolean d2hTrace,
+                      boolean timing, boolean allocSites, Telemetry telemetry, Map<String, String> backendOptions) {
+        this(backend, redZoneBytes, redZoneMinIndex, debugSync, d2hTrace, timing, allocSites, telemetry,
+                backendOptions, Map.of());
     }
 
     /** {@return the options the system properties and environment give, with a fresh {@link Telemetry}} */

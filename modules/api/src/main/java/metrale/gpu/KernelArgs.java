@@ -27,6 +27,24 @@ import java.nio.ByteOrder;
  */
 public final class KernelArgs implements AutoCloseable {
 
+    /** How an argument was appended: which method filled its slot. */
+    public enum Kind {
+        /** {@link #i32(int)}. */
+        I32,
+        /** {@link #i64(long)}. */
+        I64,
+        /** {@link #f32(float)}. */
+        F32,
+        /** {@link #f64(double)}. */
+        F64,
+        /** {@link #ptr(DevicePtr)} or {@link #ptr(long)}. */
+        PTR,
+        /** {@link #bytes(byte[])} or {@link #bytes(MemorySegment)}. */
+        BYTES;
+
+        private static final Kind[] ALL = values();
+    }
+
     /** Default maximum number of arguments. */
     public static final int DEFAULT_MAX_ARGS = 64;
     /** Default capacity of the value area in bytes (CUDA allows 32764 bytes of parameters). */
@@ -43,6 +61,7 @@ public final class KernelArgs implements AutoCloseable {
     private final long dataBase;
     private final int[] offsets;
     private final int[] sizes;
+    private final byte[] kinds;
     private int count;
     private int used;
     private boolean closed;
@@ -73,9 +92,10 @@ public final class KernelArgs implements AutoCloseable {
         this.dataBase = data.address();
         this.offsets = new int[maxArgs];
         this.sizes = new int[maxArgs];
+        this.kinds = new byte[maxArgs];
     }
 
-    private long slot(int size) {
+    private long slot(int size, Kind kind) {
         if (closed) {
             throw new IllegalStateException("KernelArgs is closed");
         }
@@ -89,6 +109,7 @@ public final class KernelArgs implements AutoCloseable {
         }
         offsets[count] = off;
         sizes[count] = size;
+        kinds[count] = (byte) kind.ordinal();
         table.setAtIndex(ValueLayout.JAVA_LONG, count, dataBase + off);
         count++;
         used = off + size;
@@ -102,7 +123,7 @@ public final class KernelArgs implements AutoCloseable {
      * @return this
      */
     public KernelArgs i32(int v) {
-        data.set(I32, slot(4), v);
+        data.set(I32, slot(4, Kind.I32), v);
         return this;
     }
 
@@ -113,7 +134,7 @@ public final class KernelArgs implements AutoCloseable {
      * @return this
      */
     public KernelArgs i64(long v) {
-        data.set(I64, slot(8), v);
+        data.set(I64, slot(8, Kind.I64), v);
         return this;
     }
 
@@ -124,7 +145,7 @@ public final class KernelArgs implements AutoCloseable {
      * @return this
      */
     public KernelArgs f32(float v) {
-        data.set(F32, slot(4), v);
+        data.set(F32, slot(4, Kind.F32), v);
         return this;
     }
 
@@ -135,7 +156,7 @@ public final class KernelArgs implements AutoCloseable {
      * @return this
      */
     public KernelArgs f64(double v) {
-        data.set(F64, slot(8), v);
+        data.set(F64, slot(8, Kind.F64), v);
         return this;
     }
 
@@ -146,7 +167,7 @@ public final class KernelArgs implements AutoCloseable {
      * @return this
      */
     public KernelArgs ptr(DevicePtr p) {
-        data.set(I64, slot(8), p.address());
+        data.set(I64, slot(8, Kind.PTR), p.address());
         return this;
     }
 
@@ -157,7 +178,7 @@ public final class KernelArgs implements AutoCloseable {
      * @return this
      */
     public KernelArgs ptr(long address) {
-        data.set(I64, slot(8), address);
+        data.set(I64, slot(8, Kind.PTR), address);
         return this;
     }
 
@@ -171,7 +192,7 @@ public final class KernelArgs implements AutoCloseable {
         if (value.length == 0) {
             throw new IllegalArgumentException("KernelArgs.bytes: an argument needs at least one byte");
         }
-        MemorySegment.copy(value, 0, data, ValueLayout.JAVA_BYTE, slot(value.length), value.length);
+        MemorySegment.copy(value, 0, data, ValueLayout.JAVA_BYTE, slot(value.length, Kind.BYTES), value.length);
         return this;
     }
 
@@ -186,7 +207,7 @@ public final class KernelArgs implements AutoCloseable {
         if (n == 0 || n > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("KernelArgs.bytes: argument size " + n + " is out of range");
         }
-        MemorySegment.copy(value, 0, data, slot((int) n), n);
+        MemorySegment.copy(value, 0, data, slot((int) n, Kind.BYTES), n);
         return this;
     }
 
@@ -222,6 +243,16 @@ public final class KernelArgs implements AutoCloseable {
             throw new IllegalStateException("KernelArgs is closed");
         }
         return table;
+    }
+
+    /**
+     * {@return how argument {@code i} was appended}
+     *
+     * @param i the argument index
+     */
+    public Kind kind(int i) {
+        checkIndex(i);
+        return Kind.ALL[kinds[i]];
     }
 
     /**

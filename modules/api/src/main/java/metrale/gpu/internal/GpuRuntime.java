@@ -139,7 +139,7 @@ public final class GpuRuntime implements Gpu {
     public static Gpu open(GpuOptions options) {
         Objects.requireNonNull(options, "options");
         BackendProvider provider = Backends.choose(options.backend());
-        Driver driver = provider.open(new DriverConfig(options.backendOptions()));
+        Driver driver = provider.open(new DriverConfig(options.backendOptions(), options.backendObjects()));
         try {
             return new GpuRuntime(options, driver);
         } catch (RuntimeException | Error e) {
@@ -309,7 +309,7 @@ public final class GpuRuntime implements Gpu {
     public <T> Optional<T> unwrap(Class<T> type) {
         latch.check("unwrap");
         Objects.requireNonNull(type, "type");
-        return type.isInstance(driver) ? Optional.of(type.cast(driver)) : Optional.empty();
+        return driver.controls(type);
     }
 
     // ---- memory and the ledger ---------------------------------------------------------------------

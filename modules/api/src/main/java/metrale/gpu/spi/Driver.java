@@ -1,6 +1,7 @@
 package metrale.gpu.spi;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Optional;
 import metrale.gpu.CudaError;
 import metrale.gpu.DeviceInfo;
 import metrale.gpu.KernelArgs;
@@ -401,6 +402,18 @@ public interface Driver extends AutoCloseable {
      * @return the sticky error the context is in, or {@link CudaError#SUCCESS} when it is healthy
      */
     CudaError probe();
+
+    /**
+     * {@return the backend's controls for applications, if it has controls of the given type}
+     * {@code Gpu.unwrap} answers with this, never with the driver itself, so an application cannot
+     * allocate or free behind the runtime's ledger. The default has none.
+     *
+     * @param type the controls' type, for example {@code metrale.gpu.sim.SimControls}
+     * @param <T>  the type
+     */
+    default <T> Optional<T> controls(Class<T> type) {
+        return Optional.empty();
+    }
 
     /**
      * Releases the context. Idempotent; never throws. Memory still allocated is released with it.

@@ -358,4 +358,31 @@ public abstract class KernelContract extends GpuContract {
         gpu.destroyStream(nb);
         gpu.free(p);
     }
+
+    /**
+     * Launch arguments whose count or sizes do not match the kernel's parameters are refused at the
+     * launch with INVALID_VALUE, not sticky: too few, too many, a 4-byte value for a pointer, an
+     * 8-byte int for an int, a double for a float.
+     */
+    @Test
+    public void argumentCountAndSizeMismatchesAreInvalidValueAtTheLaunch() {
+        DevicePtr p = gpu.alloc(256);
+        KernelHandle fill = kernel("fill_f32");
+        LaunchConfig cfg = LaunchConfig.of(1, 64);
+        List<java.util.function.Consumer<KernelArgs>> bad = List.of(
+                a -> a.ptr(p).f32(1f),
+                a -> a.ptr(p).f32(1f).i32(64).i32(0),
+                a -> a.i32(0).f32(1f).i32(64),
+                a -> a.ptr(p).f32(1f).i64(64),
+                a -> a.ptr(p).f64(2.0).i32(64));
+        for (var fillArgs : bad) {
+            args.clear();
+            fillArgs.accept(args);
+            assertCuda(CudaError.INVALID_VALUE, () -> gpu.launch(fill, cfg, Stream.DEFAULT, args));
+        }
+        gpu.synchronize();
+        assertThat(gpu.fault()).isEmpty();
+        assertStillWorks();
+        gpu.free(p);
+    }
 }

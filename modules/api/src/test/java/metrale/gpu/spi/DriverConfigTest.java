@@ -41,4 +41,30 @@ class DriverConfigTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(KEY).hasMessageContaining("lots");
     }
+
+    @Test
+    void anObjectOptionIsGivenOnlyAsItsType() {
+        StringBuilder table = new StringBuilder("twins");
+        DriverConfig c = new DriverConfig(Map.of(), Map.of("o.k", table));
+        assertThat(c.object("o.k", CharSequence.class)).containsSame(table);
+        assertThat(c.object("o.missing", CharSequence.class)).isEmpty();
+        assertThatThrownBy(() -> c.object("o.k", Integer.class))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("o.k").hasMessageContaining("java.lang.StringBuilder")
+                .hasMessageContaining("java.lang.Integer");
+        // Object options have no property or environment fallback, and string options are unaffected.
+        assertThat(c.get("o.k", "none")).isEqualTo("none");
+    }
+
+    @Test
+    void theBuilderSendsStringsAsStringOptionsAndOtherValuesAsObjects() {
+        Object table = new StringBuilder("twins");
+        var b = metrale.gpu.Gpu.builder();
+        b.backendOption("b.s", (Object) "5").backendOption("b.o", table);
+        assertThat(b.options().backendOptions()).containsEntry("b.s", "5").doesNotContainKey("b.o");
+        assertThat(b.options().backendObjects()).containsEntry("b.o", table).doesNotContainKey("b.s");
+        b.backendOption("b.o", "now a string");
+        assertThat(b.options().backendObjects()).doesNotContainKey("b.o");
+        assertThat(b.options().backendOptions()).containsEntry("b.o", "now a string");
+    }
 }

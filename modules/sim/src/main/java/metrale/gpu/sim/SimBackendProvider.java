@@ -4,6 +4,7 @@ import metrale.gpu.spi.Availability;
 import metrale.gpu.spi.BackendProvider;
 import metrale.gpu.spi.Driver;
 import metrale.gpu.spi.DriverConfig;
+import metrale.gpu.sim.internal.SimDevice;
 
 /** The simulator backend: named {@code sim}, priority 0, always available. */
 public final class SimBackendProvider implements BackendProvider {
@@ -28,9 +29,9 @@ public final class SimBackendProvider implements BackendProvider {
     }
 
     /**
-     * Opens a {@link SimDevice} with the given options.
+     * Opens a simulated device with the given options; its controls are {@link SimControls}.
      *
-     * @param config options, see {@link SimDevice}
+     * @param config options, see the module's documentation
      * @return a new simulated device
      */
     @Override

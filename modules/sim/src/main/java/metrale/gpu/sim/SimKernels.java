@@ -3,7 +3,9 @@ package metrale.gpu.sim;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import metrale.gpu.sim.internal.ModuleImage;
 
 /**
  * The process-wide registry of {@link SimKernel}s, keyed by {@code module::func}. Thread-safe.
@@ -13,9 +15,6 @@ import java.util.concurrent.ConcurrentHashMap;
  * the registration changes later.
  */
 public final class SimKernels {
-
-    /** The first bytes of every image {@link #image} makes. */
-    static final String IMAGE_MAGIC = "METRALE-SIM-IMAGE\n";
 
     private static final Map<String, SimKernel> KERNELS = new ConcurrentHashMap<>();
 
@@ -54,15 +53,20 @@ public final class SimKernels {
      */
     public static byte[] image(String module) {
         checkName("module", module);
-        return (IMAGE_MAGIC + "module=" + module + "\n").getBytes(StandardCharsets.UTF_8);
+        return (ModuleImage.IMAGE_MAGIC + "module=" + module + "\n").getBytes(StandardCharsets.UTF_8);
     }
 
-    /** {@return the twin registered for {@code module::func}, or {@code null}} */
-    static SimKernel lookup(String module, String func) {
-        return KERNELS.get(key(module, func));
+    /**
+     * {@return the twin registered for {@code module::func}, if any}
+     *
+     * @param module the module's name
+     * @param func   the function's name
+     */
+    public static Optional<SimKernel> lookup(String module, String func) {
+        return Optional.ofNullable(KERNELS.get(key(module, func)));
     }
 
-    private static String key(String module, String func) {
+    static String key(String module, String func) {
         checkName("module", module);
         checkName("func", func);
         return module + "::" + func;

@@ -3,6 +3,7 @@ package metrale.gpu.sim;
 import java.util.function.Consumer;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.internal.SimDevice;
 import metrale.gpu.spi.DriverConfig;
 
 /**
@@ -112,7 +113,7 @@ final class Fixture implements AutoCloseable {
     }
 
     Fixture(DriverConfig config) {
-        dev = new SimDevice(config);
+        dev = new SimDevice(SimTestSupport.fresh(config));
         module = dev.moduleLoadData(MODULE, SimKernels.image(MODULE));
     }
 

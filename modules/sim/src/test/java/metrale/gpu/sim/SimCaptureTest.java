@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import metrale.gpu.CudaError;
 import metrale.gpu.GpuException;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.internal.SimDevice;
 import org.junit.jupiter.api.Test;
 
 /** The stream-capture table of CUDA_SEMANTICS.md section 3, row by row. */
@@ -18,7 +19,7 @@ class SimCaptureTest {
 
     @Test
     void beginAndEndRules() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long s = dev.streamCreate(0);
             fails(CudaError.STREAM_CAPTURE_UNSUPPORTED, () -> dev.streamBeginCapture(0, GLOBAL));
             fails(CudaError.STREAM_CAPTURE_UNSUPPORTED, () -> dev.streamBeginCapture(1, GLOBAL));
@@ -160,7 +161,7 @@ class SimCaptureTest {
 
     @Test
     void isCapturingOnLegacyIs906WithoutInvalidating() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long s = dev.streamCreate(0);
             dev.streamBeginCapture(s, GLOBAL);
             fails(CudaError.STREAM_CAPTURE_IMPLICIT, () -> dev.streamIsCapturing(0));
@@ -250,7 +251,7 @@ class SimCaptureTest {
 
     @Test
     void theLegacyStreamCannotJoinACapture() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long nb = dev.streamCreate(1);
             long e = dev.eventCreate(0);
             dev.streamBeginCapture(nb, RELAXED);
@@ -281,7 +282,7 @@ class SimCaptureTest {
 
     @Test
     void globalCaptureInOneThreadForbidsUnsafeCallsInOthers() throws Exception {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long s = dev.streamCreate(0);
             long mine = dev.streamCreate(0);
             dev.streamBeginCapture(s, GLOBAL);
@@ -297,7 +298,7 @@ class SimCaptureTest {
 
     @Test
     void threadLocalAndRelaxedCapturesLeaveOtherThreadsAlone() throws Exception {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long s = dev.streamCreate(0);
             for (int mode : new int[] {THREAD_LOCAL, RELAXED}) {
                 dev.streamBeginCapture(s, mode);
@@ -310,7 +311,7 @@ class SimCaptureTest {
 
     @Test
     void underThreadLocalAnotherThreadsEndIs908AndStillEndsTheCapture() throws Exception {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long s = dev.streamCreate(0);
             dev.streamBeginCapture(s, THREAD_LOCAL);
             assertThat(inOtherThread(() -> dev.streamEndCapture(s))).isEqualTo(CudaError.STREAM_CAPTURE_WRONG_THREAD);

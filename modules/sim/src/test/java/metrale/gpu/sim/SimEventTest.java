@@ -4,13 +4,14 @@ import static metrale.gpu.sim.SimTestSupport.fails;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import metrale.gpu.CudaError;
+import metrale.gpu.sim.internal.SimDevice;
 import org.junit.jupiter.api.Test;
 
 class SimEventTest {
 
     @Test
     void eventCreateFlags() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             fails(CudaError.INVALID_VALUE, () -> dev.eventCreate(4)).hasMessageContaining("requires DISABLE_TIMING");
             fails(CudaError.INVALID_VALUE, () -> dev.eventCreate(8));
             assertThat(dev.eventCreate(0)).isNotZero();
@@ -21,7 +22,7 @@ class SimEventTest {
 
     @Test
     void aNeverRecordedEventIsCompleteAndWaitingOnItIsANoOp() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long e = dev.eventCreate(0);
             assertThat(dev.eventQuery(e)).isTrue();
             dev.eventSynchronize(e);
@@ -93,7 +94,7 @@ class SimEventTest {
 
     @Test
     void waitExternalOutsideACaptureIsIllegalState() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long s = dev.streamCreate(0);
             long e = dev.eventCreate(0);
             dev.eventRecord(e, s);

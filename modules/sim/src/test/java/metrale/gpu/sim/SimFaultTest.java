@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import metrale.gpu.CudaError;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.internal.SimDevice;
 import org.junit.jupiter.api.Test;
 
 /** Sticky faults and fault injection. */
@@ -76,7 +77,7 @@ class SimFaultTest {
 
     @Test
     void failAllocationFailsTheNthAllocationOnlyAndIsNotSticky() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             dev.failAllocation(2);
             assertThat(dev.memAlloc(16)).isNotZero();
             fails(CudaError.OUT_OF_MEMORY, () -> dev.memAllocManaged(16, 1)).hasMessageContaining("failAllocation");
@@ -88,7 +89,7 @@ class SimFaultTest {
 
     @Test
     void failNextSyncLatchesTheGivenStickyError() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             assertThatThrownBy(() -> dev.failNextSync(CudaError.INVALID_VALUE)).isInstanceOf(IllegalArgumentException.class);
             dev.failNextSync(CudaError.LAUNCH_FAILED);
             long s = dev.streamCreate(0);
@@ -135,7 +136,7 @@ class SimFaultTest {
     @Test
     void readingAnArgumentWiderThanPassedIsALaunchFailure() {
         SimKernels.register("faults", "wide", l -> l.i64(0));
-        try (SimDevice dev = new SimDevice(); KernelArgs args = new KernelArgs()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh()); KernelArgs args = new KernelArgs()) {
             long f = dev.moduleGetFunction(dev.moduleLoadData("faults", SimKernels.image("faults")), "wide");
             args.i32(1);
             dev.launchKernel(f, LaunchConfig.of(1, 1), 0, args);
@@ -146,7 +147,7 @@ class SimFaultTest {
 
     @Test
     void aClosedDeviceRefusesCalls() {
-        SimDevice dev = new SimDevice();
+        SimDevice dev = new SimDevice(SimTestSupport.fresh());
         dev.close();
         fails(CudaError.CONTEXT_IS_DESTROYED, () -> dev.memAlloc(1));
         dev.close();

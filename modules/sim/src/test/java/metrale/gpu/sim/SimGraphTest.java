@@ -7,6 +7,7 @@ import java.lang.foreign.MemorySegment;
 import metrale.gpu.CudaError;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.internal.SimDevice;
 import org.junit.jupiter.api.Test;
 
 class SimGraphTest {
@@ -99,7 +100,7 @@ class SimGraphTest {
 
     @Test
     void eventRecordsAddNoNodesAndAnEmptyCaptureIsAValidGraph() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long s = dev.streamCreate(0);
             long e = dev.eventCreate(0);
             dev.streamBeginCapture(s, 0);

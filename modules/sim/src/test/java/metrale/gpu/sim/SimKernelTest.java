@@ -9,6 +9,7 @@ import metrale.gpu.CudaError;
 import metrale.gpu.Dim3;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.internal.SimDevice;
 import org.junit.jupiter.api.Test;
 
 /** The kernel model: thread indices, block phases, shared memory, argument decoding. */
@@ -55,7 +56,7 @@ class SimKernelTest {
 
     @Test
     void threadIndicesCoverA3dGrid() {
-        try (SimDevice dev = new SimDevice(); KernelArgs args = new KernelArgs()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh()); KernelArgs args = new KernelArgs()) {
             int w = 37;
             int h = 11;
             int d = 3;
@@ -102,7 +103,7 @@ class SimKernelTest {
 
     @Test
     void sharedMemoryIsZeroedForEachBlock() {
-        try (SimDevice dev = new SimDevice(); KernelArgs args = new KernelArgs()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh()); KernelArgs args = new KernelArgs()) {
             long out = dev.memAlloc(4 * 4);
             long f = dev.moduleGetFunction(dev.moduleLoadData("k", SimKernels.image("k")), "sharedFresh");
             args.ptr(out);
@@ -113,7 +114,7 @@ class SimKernelTest {
 
     @Test
     void aSharedMemoryAccessPastItsEndIsAnIllegalAddress() {
-        try (SimDevice dev = new SimDevice(); KernelArgs args = new KernelArgs()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh()); KernelArgs args = new KernelArgs()) {
             long f = dev.moduleGetFunction(dev.moduleLoadData("k", SimKernels.image("k")), "sharedOob");
             dev.launchKernel(f, LaunchConfig.of(1, 1).withSharedMem(64), 0, args);
             fails(CudaError.ILLEGAL_ADDRESS, dev::ctxSynchronize)
@@ -124,7 +125,7 @@ class SimKernelTest {
 
     @Test
     void argumentsDecodeAsTheyWereSnapshottedAtEnqueue() {
-        try (SimDevice dev = new SimDevice(); KernelArgs args = new KernelArgs()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh()); KernelArgs args = new KernelArgs()) {
             long out = dev.memAlloc(8 * 6);
             long f = dev.moduleGetFunction(dev.moduleLoadData("k", SimKernels.image("k")), "args");
             byte[] struct = new byte[12];

@@ -8,6 +8,7 @@ import metrale.gpu.CudaError;
 import metrale.gpu.Dim3;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.internal.SimDevice;
 import org.junit.jupiter.api.Test;
 
 /** cuLaunchKernel's configuration checks and cuModule* rules. */
@@ -71,7 +72,7 @@ class SimLaunchConfigTest {
     @Test
     void nvccStylePtxPassesTheSyntaxCheckAndListsItsEntries() {
         SimKernels.register("nvcc", "sum4", l -> { });
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long m = dev.moduleLoadData("nvcc", NVCC_STYLE.getBytes(StandardCharsets.US_ASCII));
             assertThat(dev.moduleGetFunction(m, "sum4")).isNotZero();
             fails(CudaError.NOT_FOUND, () -> dev.moduleGetFunction(m, "helper")).hasMessageContaining("[sum4]");
@@ -134,7 +135,7 @@ class SimLaunchConfigTest {
 
     @Test
     void moduleImageRules() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             fails(CudaError.INVALID_IMAGE, () -> dev.moduleLoadData("m", new byte[0]));
             fails(CudaError.INVALID_IMAGE, () -> dev.moduleLoadData("m", new byte[] {1, 2, 3, (byte) 0xff}));
             fails(CudaError.INVALID_IMAGE, () -> dev.moduleLoadData("m", "hello world".getBytes(StandardCharsets.US_ASCII)));
@@ -204,7 +205,7 @@ class SimLaunchConfigTest {
 
     @Test
     void deviceInfoAndCompileToPtx() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             assertThat(dev.name()).isEqualTo("sim");
             assertThat(dev.deviceInfo().name()).isEqualTo("metrale simulator");
             assertThat(dev.deviceInfo().smCount()).isEqualTo(132);

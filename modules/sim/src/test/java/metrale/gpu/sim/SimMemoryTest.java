@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Map;
 import metrale.gpu.CudaError;
-import metrale.gpu.spi.DriverConfig;
+import metrale.gpu.sim.internal.SimDevice;
 import metrale.gpu.spi.MemInfo;
 import org.junit.jupiter.api.Test;
 
@@ -16,7 +16,7 @@ class SimMemoryTest {
 
     @Test
     void allocZeroIsInvalidValueAndHugeIsOutOfMemoryNotSticky() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             fails(CudaError.INVALID_VALUE, () -> dev.memAlloc(0)).hasMessageContaining("cuMemAlloc_v2");
             fails(CudaError.OUT_OF_MEMORY, () -> dev.memAlloc(1L << 50))
                     .hasMessageContaining("bytes=" + (1L << 50)).hasMessageContaining("free");
@@ -27,12 +27,12 @@ class SimMemoryTest {
 
     @Test
     void allocationsAreAlignedSeparatedByGapsAndNeverReused() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long a = dev.memAlloc(1);
             long b = dev.memAlloc(1000);
             assertThat(a % 256).isZero();
             assertThat(b % 256).isZero();
-            assertThat(b - a).isGreaterThanOrEqualTo(DeviceMemory.GAP);
+            assertThat(b - a).isGreaterThanOrEqualTo(SimDevice.ADDRESS_GAP);
             dev.memFree(a);
             long c = dev.memAlloc(1);
             assertThat(c).isNotEqualTo(a);
@@ -43,13 +43,13 @@ class SimMemoryTest {
 
     @Test
     void newMemoryHoldsTheGarbagePattern() {
-        try (SimDevice dev = new SimDevice(new DriverConfig(Map.of("sim.fill", "90")))) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh(Map.of("sim.fill", "90")))) {
             long p = dev.memAlloc(16);
             byte[] host = new byte[16];
             dev.memcpyDtoH(MemorySegment.ofArray(host), p, 16);
             assertThat(host).containsOnly((byte) 90);
         }
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long p = dev.memAlloc(4);
             assertThat(SimTestSupport.readInts(dev, p, 1)[0]).isEqualTo(0xABABABAB);
         }
@@ -57,7 +57,7 @@ class SimMemoryTest {
 
     @Test
     void memFreeRules() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             dev.memFree(0);
             long p = dev.memAlloc(256);
             fails(CudaError.INVALID_VALUE, () -> dev.memFree(p + 16)).hasMessageContaining("interior");
@@ -74,7 +74,7 @@ class SimMemoryTest {
 
     @Test
     void memGetInfoMovesByExactBytesAndTotalIsFixed() {
-        try (SimDevice dev = new SimDevice(new DriverConfig(Map.of("sim.capacity", "1000000")))) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh(Map.of("sim.capacity", "1000000")))) {
             MemInfo before = dev.memGetInfo();
             assertThat(before.total()).isEqualTo(1_000_000);
             assertThat(before.free()).isEqualTo(1_000_000);
@@ -92,7 +92,7 @@ class SimMemoryTest {
 
     @Test
     void setCapacityMakesOutOfMemoryTestable() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             dev.setCapacity(4096);
             long p = dev.memAlloc(4096);
             fails(CudaError.OUT_OF_MEMORY, () -> dev.memAlloc(1));
@@ -154,7 +154,7 @@ class SimMemoryTest {
 
     @Test
     void copyAndMemsetRangesAreCheckedAtTheCallAndNotSticky() {
-        try (SimDevice dev = new SimDevice(); Arena arena = Arena.ofConfined()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh()); Arena arena = Arena.ofConfined()) {
             long p = dev.memAlloc(256);
             MemorySegment host = arena.allocate(512);
             fails(CudaError.INVALID_VALUE, () -> dev.memcpyHtoD(p, host, 257)).hasMessageContaining("1 bytes past the end");
@@ -176,7 +176,7 @@ class SimMemoryTest {
 
     @Test
     void pitchedCopyKeepsRowsAndLeavesPaddingUntouched() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             int w = 48;
             int h = 8;
             long src = dev.memAlloc(64L * h);

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import metrale.gpu.CudaError;
 import metrale.gpu.GpuException;
+import metrale.gpu.sim.internal.SimDevice;
 import metrale.gpu.spi.DriverConfig;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -32,7 +33,7 @@ class SimProperties {
     @Property(tries = 100)
     void freeMemoryFollowsTheLiveAllocations(@ForAll("memSteps") List<MemStep> steps) {
         long capacity = 64 * 1024;
-        try (SimDevice dev = new SimDevice(new DriverConfig(Map.of("sim.capacity", Long.toString(capacity))))) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh(Map.of("sim.capacity", Long.toString(capacity))))) {
             List<long[]> live = new ArrayList<>();
             long used = 0;
             for (MemStep s : steps) {

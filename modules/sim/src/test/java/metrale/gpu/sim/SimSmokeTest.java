@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.internal.SimDevice;
 import org.junit.jupiter.api.Test;
 
 class SimSmokeTest {
@@ -22,7 +23,7 @@ class SimSmokeTest {
                 }
             });
         });
-        try (SimDevice dev = new SimDevice(); KernelArgs args = new KernelArgs()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh()); KernelArgs args = new KernelArgs()) {
             long m = dev.moduleLoadData("smoke", SimKernels.image("smoke"));
             long f = dev.moduleGetFunction(m, "saxpy");
             long x = dev.memAlloc(4 * 1000);

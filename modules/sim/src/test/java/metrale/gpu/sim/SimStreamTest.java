@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import metrale.gpu.CudaError;
+import metrale.gpu.sim.internal.SimDevice;
 import metrale.gpu.spi.DriverConfig;
 import org.junit.jupiter.api.Test;
 
@@ -17,7 +18,7 @@ class SimStreamTest {
 
     @Test
     void streamCreateFlagsAndDestroyRules() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             fails(CudaError.INVALID_VALUE, () -> dev.streamCreate(2));
             long s = dev.streamCreate(1);
             fails(CudaError.INVALID_HANDLE, () -> dev.streamDestroy(0)).hasMessageContaining("NULL");
@@ -30,7 +31,7 @@ class SimStreamTest {
 
     @Test
     void asyncDeviceToHostIntoPinnedMemoryIsStaleUntilTheSync() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long d = dev.memAlloc(16);
             SimTestSupport.writeInts(dev, d, 1, 2, 3, 4);
             MemorySegment h = dev.memHostAlloc(16, 0);
@@ -46,7 +47,7 @@ class SimStreamTest {
 
     @Test
     void asyncHostToDeviceFromPinnedMemoryReadsTheSourceWhenItRuns() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long d = dev.memAlloc(4);
             MemorySegment h = dev.memHostAlloc(4, 0);
             h.set(ValueLayout.JAVA_INT, 0, 1);
@@ -60,7 +61,7 @@ class SimStreamTest {
 
     @Test
     void asyncCopiesOfPageableMemoryAreCompleteOnReturn() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long d = dev.memAlloc(16);
             long s = dev.streamCreate(0);
             int[] src = {5, 6, 7, 8};
@@ -75,7 +76,7 @@ class SimStreamTest {
 
     @Test
     void deviceToDeviceCopyAndMemsetDoNotSynchronizeTheHost() {
-        try (SimDevice dev = new SimDevice()) {
+        try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
             long a = dev.memAlloc(16);
             long b = dev.memAlloc(16);
             dev.memsetD8(a, 1, 16);

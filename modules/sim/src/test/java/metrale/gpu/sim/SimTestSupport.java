@@ -5,8 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.HashMap;
+import java.util.Map;
 import metrale.gpu.CudaError;
 import metrale.gpu.GpuException;
+import metrale.gpu.sim.internal.SimDevice;
+import metrale.gpu.spi.DriverConfig;
 import org.assertj.core.api.AbstractThrowableAssert;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 
@@ -14,6 +18,25 @@ import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 final class SimTestSupport {
 
     private SimTestSupport() {
+    }
+
+    /** {@return options for a device in a simulated process of its own, so its sticky faults stay in the test} */
+    static DriverConfig fresh() {
+        return fresh(Map.of());
+    }
+
+    /** {@return {@code options} plus a simulated process of the device's own} */
+    static DriverConfig fresh(Map<String, String> options) {
+        Map<String, String> all = new HashMap<>(options);
+        all.putIfAbsent(SimOptions.PROCESS, SimOptions.PROCESS_FRESH);
+        return new DriverConfig(all);
+    }
+
+    /** {@return {@code config} plus a simulated process of the device's own, unless it names one} */
+    static DriverConfig fresh(DriverConfig config) {
+        Map<String, String> all = new HashMap<>(config.options());
+        all.putIfAbsent(SimOptions.PROCESS, SimOptions.PROCESS_FRESH);
+        return new DriverConfig(all, config.objects());
     }
 
     /** Asserts that {@code call} fails with {@code error} and returns the assertion for more checks. */

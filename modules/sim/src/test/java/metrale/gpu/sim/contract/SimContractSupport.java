@@ -2,6 +2,7 @@ package metrale.gpu.sim.contract;
 
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
+import metrale.gpu.sim.SimOptions;
 import metrale.gpu.contract.GpuContract;
 
 /** How the simulator runs the contract suite: the backend, and the kernel twins with the contract PTX. */
@@ -12,7 +13,8 @@ final class SimContractSupport {
 
     /** {@return a builder for the simulator} */
     static GpuBuilder builder() {
-        return Gpu.builder().backend("sim");
+        // A simulated process of its own: a sticky fault a test provokes stays in that test.
+        return Gpu.builder().backend("sim").backendOption(SimOptions.PROCESS, SimOptions.PROCESS_FRESH);
     }
 
     /**

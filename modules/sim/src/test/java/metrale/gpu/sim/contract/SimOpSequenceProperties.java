@@ -3,7 +3,7 @@ package metrale.gpu.sim.contract;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
 import metrale.gpu.contract.OpSequenceProperties;
-import metrale.gpu.sim.SimDevice;
+import metrale.gpu.sim.SimOptions;
 
 /** Random op sequences on the simulator, with the program's seed as the scheduler's seed. */
 class SimOpSequenceProperties extends OpSequenceProperties {
@@ -15,7 +15,7 @@ class SimOpSequenceProperties extends OpSequenceProperties {
 
     @Override
     protected GpuBuilder builder(long seed) {
-        return builder().backendOption(SimDevice.OPT_SEED, Long.toString(seed));
+        return builder().backendOption(SimOptions.SEED, Long.toString(seed));
     }
 
     @Override

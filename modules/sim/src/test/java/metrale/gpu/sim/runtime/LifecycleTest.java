@@ -14,7 +14,9 @@ import metrale.gpu.Gpu;
 import metrale.gpu.GpuException;
 import metrale.gpu.GraphHandle;
 import metrale.gpu.Stream;
-import metrale.gpu.sim.SimDevice;
+import metrale.gpu.sim.SimControls;
+import metrale.gpu.sim.internal.SimDevice;
+import metrale.gpu.spi.Driver;
 import org.junit.jupiter.api.Test;
 
 /** close(), use after close, and the handles the runtime tracks. */
@@ -47,7 +49,7 @@ class LifecycleTest {
         gpu.close();
         List<Consumer<Gpu>> calls = List.of(
                 g -> g.alloc(1), g -> g.free(p), g -> g.liveBytes(), g -> g.backendName(), g -> g.device(),
-                g -> g.synchronize(), g -> g.createStream(), g -> g.copyH2D(new byte[1], p), g -> g.unwrap(SimDevice.class),
+                g -> g.synchronize(), g -> g.createStream(), g -> g.copyH2D(new byte[1], p), g -> g.unwrap(SimControls.class),
                 g -> g.kernel("m", "f"), g -> g.allocReport(1, 0), g -> g.streamIsCapturing(Stream.DEFAULT));
         for (Consumer<Gpu> call : calls) {
             assertThatThrownBy(() -> call.accept(gpu)).isInstanceOf(IllegalStateException.class).hasMessage("Gpu is closed");
@@ -58,9 +60,14 @@ class LifecycleTest {
     }
 
     @Test
-    void unwrapGivesTheDriverOnlyForItsType() {
+    void unwrapGivesTheControlsButNeverTheDriver() {
         try (Gpu gpu = sim().open()) {
-            assertThat(gpu.unwrap(SimDevice.class)).isPresent();
+            SimControls controls = gpu.unwrap(SimControls.class).orElseThrow();
+            // The controls are not the driver: nothing reached through unwrap can allocate behind the ledger.
+            assertThat(controls).isNotInstanceOf(Driver.class);
+            assertThat(gpu.unwrap(Driver.class)).isEmpty();
+            assertThat(gpu.unwrap(SimDevice.class)).isEmpty();
+            assertThat(gpu.unwrap(Object.class)).containsSame(controls);
             assertThat(gpu.unwrap(String.class)).isEmpty();
             assertThat(gpu.backendName()).isEqualTo("sim");
         }

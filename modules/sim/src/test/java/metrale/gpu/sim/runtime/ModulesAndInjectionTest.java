@@ -17,7 +17,7 @@ import metrale.gpu.LaunchConfig;
 import metrale.gpu.StickyFaultException;
 import metrale.gpu.Stream;
 import metrale.gpu.sim.IntView;
-import metrale.gpu.sim.SimDevice;
+import metrale.gpu.sim.SimControls;
 import metrale.gpu.sim.SimKernels;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -81,7 +81,7 @@ class ModulesAndInjectionTest {
     @Test
     void anInjectedAllocationFailureIsOutOfMemoryAndNotSticky() {
         try (Gpu gpu = sim().open()) {
-            gpu.unwrap(SimDevice.class).orElseThrow().failAllocation(1);
+            gpu.unwrap(SimControls.class).orElseThrow().failAllocation(1);
             assertThatThrownBy(() -> gpu.alloc(4096)).isInstanceOfSatisfying(GpuException.class, e -> {
                 assertThat(e.error()).isEqualTo(CudaError.OUT_OF_MEMORY);
                 assertThat(e.getMessage()).contains("requested 4096 bytes", "MiB free");
@@ -95,7 +95,7 @@ class ModulesAndInjectionTest {
     @Test
     void anInjectedStickySyncFailureLatches() {
         try (Gpu gpu = sim().open()) {
-            gpu.unwrap(SimDevice.class).orElseThrow().failNextSync(CudaError.LAUNCH_FAILED);
+            gpu.unwrap(SimControls.class).orElseThrow().failNextSync(CudaError.LAUNCH_FAILED);
             Stream s = gpu.createStream();
             assertThatThrownBy(() -> gpu.synchronize(s)).isInstanceOfSatisfying(GpuException.class,
                     e -> assertThat(e.error()).isEqualTo(CudaError.LAUNCH_FAILED));
@@ -110,7 +110,7 @@ class ModulesAndInjectionTest {
     void aKernelFaultSurfacingAtAnEventSyncNamesThatCall() {
         try (Gpu gpu = sim().open(); KernelArgs args = new KernelArgs()) {
             gpu.loadModule(MODULE, SimKernels.image(MODULE));
-            gpu.unwrap(SimDevice.class).orElseThrow().faultKernel(MODULE, "inc");
+            gpu.unwrap(SimControls.class).orElseThrow().faultKernel(MODULE, "inc");
             DevicePtr p = gpu.alloc(16);
             Stream s = gpu.createStream();
             Event e = gpu.createEvent();

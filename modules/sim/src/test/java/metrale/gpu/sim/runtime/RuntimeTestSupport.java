@@ -8,6 +8,7 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
+import metrale.gpu.sim.SimOptions;
 
 /** Helpers shared by the runtime-core tests: opening the simulator, call sites, captured log records. */
 final class RuntimeTestSupport {
@@ -17,7 +18,8 @@ final class RuntimeTestSupport {
 
     /** {@return a builder for the simulator with a fresh telemetry} */
     static GpuBuilder sim() {
-        return Gpu.builder().backend("sim");
+        // A simulated process of its own: a sticky fault a test provokes stays in that test.
+        return Gpu.builder().backend("sim").backendOption(SimOptions.PROCESS, SimOptions.PROCESS_FRESH);
     }
 
     /** {@return the caller's {@code File.java:line}, as the runtime records call sites} */

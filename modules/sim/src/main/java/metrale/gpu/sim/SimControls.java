@@ -1,0 +1,63 @@
+package metrale.gpu.sim;
+
+import metrale.gpu.CudaError;
+
+/**
+ * The simulator's control panel for one runtime: fault injection, the schedule's seed, the device
+ * capacity and what is pending. Reached from an application with
+ * {@code gpu.unwrap(SimControls.class)}; it is not the driver, so nothing done through it bypasses
+ * the runtime's ledger.
+ *
+ * <p><b>Threads.</b> Every method may be called from any thread; the simulated device serializes
+ * them with its own calls.
+ */
+public interface SimControls {
+
+    /**
+     * Sets the device memory size, as option {@code sim.capacity} does. Live allocations stay; if
+     * they exceed the new size, free memory reads 0 until enough is freed.
+     *
+     * @param bytes the capacity, positive
+     * @throws IllegalArgumentException if {@code bytes} is not positive
+     */
+    void setCapacity(long bytes);
+
+    /**
+     * Restarts the schedule from {@code seed}: the same calls then interleave ready streams (and
+     * graph nodes, and blocks where the block order is shuffled) the same way.
+     *
+     * @param seed the seed
+     */
+    void setScheduleSeed(long seed);
+
+    /**
+     * Makes the {@code nth} device allocation from now ({@code cuMemAlloc} or
+     * {@code cuMemAllocManaged}; 1 is the next one) fail with {@code OUT_OF_MEMORY}. Not sticky.
+     *
+     * @param nth which future allocation fails, at least 1
+     * @throws IllegalArgumentException if {@code nth} is below 1
+     */
+    void failAllocation(int nth);
+
+    /**
+     * Makes the next run of {@code module::func} raise {@code ILLEGAL_ADDRESS} instead of running,
+     * latched as a sticky fault when the launch executes.
+     *
+     * @param module the module's load name
+     * @param func   the function's name
+     */
+    void faultKernel(String module, String func);
+
+    /**
+     * Makes the next {@code cuStreamSynchronize}, {@code cuEventSynchronize} or
+     * {@code cuCtxSynchronize} report {@code error} and latch it, as an asynchronous device fault
+     * would.
+     *
+     * @param error a sticky error, such as {@link CudaError#ILLEGAL_ADDRESS} or {@link CudaError#LAUNCH_FAILED}
+     * @throws IllegalArgumentException if {@code error} is not sticky
+     */
+    void failNextSync(CudaError error);
+
+    /** {@return the number of enqueued operations that have not run yet, on every stream} */
+    int pendingOperations();
+}

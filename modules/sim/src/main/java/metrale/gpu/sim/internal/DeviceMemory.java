@@ -1,0 +1,253 @@
+package metrale.gpu.sim.internal;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The simulated address space: device allocations at fake addresses, managed and page-locked
+ * allocations at their native addresses, all in one map from base address to allocation.
+ *
+ * <p>Device addresses come from the JVM's one simulated address space ({@link Ids}), above the
+ * 47-bit user address space of x86-64 Linux, so they can never collide with a native (pinned or
+ * managed) range, nor with another simulated device's. They are 256-byte aligned, never reused,
+ * and separated by unmapped gaps of at least {@link #GAP} bytes, so an off-by-N pointer, a stale
+ * pointer or another runtime's pointer is never valid here.
+ *
+ * <p>Capacity is charged in exact bytes for device and managed memory; page-locked memory is host
+ * memory and is not charged. Not thread-safe: the device lock guards it.
+ */
+final class DeviceMemory {
+
+    /** The unmapped gap after each device allocation. */
+    static final long GAP = 64 * 1024;
+    /** Device allocation alignment, as {@code cuMemAlloc} guarantees. */
+    static final long ALIGN = 256;
+    /** How many freed allocations are remembered to explain stale pointers. */
+    private static final int FREED_KEPT = 4096;
+    /**
+     * Device allocations up to this size take a pooled native block. Closing a shared arena per
+     * free costs a handshake with every JVM thread, which dominated alloc/free in op-sequence tests.
+     */
+    static final long POOLED_MAX = 1 << 20;
+
+    private final TreeMap<Long, Alloc> live = new TreeMap<>();
+    private final TreeMap<Long, Alloc> freed = new TreeMap<>();
+    // Idle pooled blocks by size class. The pool holds at most the peak of live pooled bytes.
+    private final Arena pool = Arena.ofShared();
+    private final HashMap<Long, ArrayDeque<MemorySegment>> idle = new HashMap<>();
+    private final ArrayDeque<Alloc> freedOrder = new ArrayDeque<>();
+    private long capacity;
+    private long used;
+    private long count;
+    private final byte fill;
+    /** The shadow "written" map, or {@code null} when the initcheck is off. */
+    InitCheck init;
+
+    DeviceMemory(long capacity, byte fill) {
+        this.capacity = capacity;
+        this.fill = fill;
+    }
+
+    long capacity() {
+        return capacity;
+    }
+
+    void setCapacity(long bytes) {
+        this.capacity = bytes;
+    }
+
+    long used() {
+        return used;
+    }
+
+    long free() {
+        return Math.max(0, capacity - used);
+    }
+
+    /** {@return whether {@code bytes} more bytes fit in the capacity} */
+    boolean fits(long bytes) {
+        return bytes <= capacity - used;
+    }
+
+    /**
+     * Allocates memory of the given kind, filled with the garbage pattern.
+     *
+     * @return the allocation, or {@code null} when the JVM cannot get the native memory
+     */
+    Alloc allocate(Alloc.Kind kind, long bytes) {
+        Arena arena = null;
+        MemorySegment block = null;
+        MemorySegment seg;
+        if (kind == Alloc.Kind.DEVICE && bytes > 0 && bytes <= POOLED_MAX) {
+            long cls = sizeClass(bytes);
+            ArrayDeque<MemorySegment> q = idle.get(cls);
+            block = q == null ? null : q.pollLast();
+            if (block == null) {
+                try {
+                    block = pool.allocate(cls, ALIGN);
+                } catch (OutOfMemoryError e) {
+                    return null;
+                }
+            }
+            seg = block.asSlice(0, bytes);
+        } else {
+            arena = Arena.ofShared();
+            try {
+                seg = arena.allocate(bytes, kind == Alloc.Kind.PINNED ? 4096 : ALIGN);
+            } catch (OutOfMemoryError | IllegalArgumentException e) {
+                arena.close();
+                return null;
+            }
+        }
+        seg.fill(fill);
+        long base;
+        if (kind == Alloc.Kind.DEVICE) {
+            base = Ids.reserveAddresses(alignUp(bytes, ALIGN) + GAP);
+        } else {
+            base = seg.address();
+        }
+        Alloc a = new Alloc(++count, kind, base, bytes, arena, block, seg);
+        live.put(base, a);
+        if (init != null) {
+            init.allocated(a);
+        }
+        if (kind != Alloc.Kind.PINNED) {
+            used += bytes;
+        }
+        return a;
+    }
+
+    /** Frees a live allocation: closes its arena, so its segment can no longer be used, or returns its pooled block. */
+    void free(Alloc a) {
+        live.remove(a.base);
+        a.freed = true;
+        if (init != null) {
+            init.freed(a);
+        }
+        if (a.arena != null) {
+            a.arena.close();
+        } else {
+            idle.computeIfAbsent(a.block.byteSize(), k -> new ArrayDeque<>()).addLast(a.block);
+        }
+        if (a.kind != Alloc.Kind.PINNED) {
+            used -= a.size;
+        }
+        if (a.kind == Alloc.Kind.DEVICE) {
+            // Native ranges are reused by the allocator; only fake device ranges stay meaningful.
+            freed.put(a.base, a);
+            freedOrder.addLast(a);
+            if (freedOrder.size() > FREED_KEPT) {
+                Alloc old = freedOrder.removeFirst();
+                freed.remove(old.base);
+            }
+        }
+    }
+
+    /** {@return the live allocation whose base is exactly {@code addr}, or {@code null}} */
+    Alloc atBase(long addr) {
+        return live.get(addr);
+    }
+
+    /** {@return the live allocation containing {@code addr}, or {@code null}} */
+    Alloc find(long addr) {
+        Map.Entry<Long, Alloc> e = live.floorEntry(addr);
+        if (e == null) {
+            return null;
+        }
+        Alloc a = e.getValue();
+        return addr - a.base < a.size ? a : null;
+    }
+
+    /** {@return the live allocation holding all of {@code [addr, addr + bytes)}, or {@code null}} */
+    Alloc find(long addr, long bytes) {
+        Alloc a = find(addr);
+        return a != null && a.contains(addr, bytes) ? a : null;
+    }
+
+    /** {@return the freed device allocation that contained {@code addr}, if still remembered, or {@code null}} */
+    Alloc findFreed(long addr) {
+        Map.Entry<Long, Alloc> e = freed.floorEntry(addr);
+        if (e == null) {
+            return null;
+        }
+        Alloc a = e.getValue();
+        return addr - a.base < a.size ? a : null;
+    }
+
+    /**
+     * {@return the segment for {@code [addr, addr + bytes)}}
+     *
+     * @throws SimFault {@code ILLEGAL_ADDRESS} when it is not inside one live allocation (work that
+     *                  outlived the memory it touches)
+     */
+    MemorySegment rangeOrFault(long addr, long bytes, String what) {
+        Alloc a = find(addr, bytes);
+        if (a == null) {
+            throw new SimFault(metrale.gpu.CudaError.ILLEGAL_ADDRESS, what + ": " + explain(addr, bytes));
+        }
+        return a.segment.asSlice(addr - a.base, bytes);
+    }
+
+    /** {@return why {@code [addr, addr + bytes)} is not a valid range, for error messages} */
+    String explain(long addr, long bytes) {
+        String range = "0x" + Long.toHexString(addr) + " (+" + bytes + " bytes)";
+        if (addr == 0) {
+            return range + " is a NULL pointer";
+        }
+        Alloc a = find(addr);
+        if (a != null) {
+            long past = (addr - a.base) + bytes - a.size;
+            return range + " runs " + past + " bytes past the end of " + a;
+        }
+        Alloc f = findFreed(addr);
+        if (f != null) {
+            return range + " points into " + f + ", which was freed";
+        }
+        Map.Entry<Long, Alloc> below = live.floorEntry(addr);
+        if (below != null && addr - below.getValue().base - below.getValue().size < GAP
+                && addr - below.getValue().base >= below.getValue().size) {
+            Alloc b = below.getValue();
+            return range + " is not in any live allocation: it lies " + (addr - b.base - b.size)
+                    + " bytes past the end of " + b;
+        }
+        return range + " is not in any live allocation";
+    }
+
+    /** {@return the number of live allocations of the given kind} */
+    int liveCount(Alloc.Kind kind) {
+        int n = 0;
+        for (Alloc a : live.values()) {
+            if (a.kind == kind) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Frees every live allocation and releases the pool; the memory is not used again. */
+    void freeAll() {
+        List<Alloc> all = new ArrayList<>(live.values());
+        for (Alloc a : all) {
+            free(a);
+        }
+        freed.clear();
+        freedOrder.clear();
+        idle.clear();
+        pool.close();
+    }
+
+    /** {@return the pooled block size for {@code bytes}: the next power of two, at least {@link #ALIGN}} */
+    private static long sizeClass(long bytes) {
+        return Math.max(ALIGN, Long.highestOneBit(bytes - 1) << 1);
+    }
+
+    private static long alignUp(long v, long a) {
+        return (v + a - 1) & -a;
+    }
+}

@@ -1,0 +1,1736 @@
+package metrale.gpu.sim.internal;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.WeakHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import metrale.gpu.CudaError;
+import metrale.gpu.DeviceInfo;
+import metrale.gpu.Dim3;
+import metrale.gpu.GpuException;
+import metrale.gpu.KernelArgs;
+import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.SimControls;
+import metrale.gpu.sim.SimInitCheck;
+import metrale.gpu.sim.SimKernel;
+import metrale.gpu.sim.SimKernels;
+import metrale.gpu.sim.SimOptions;
+import metrale.gpu.sim.SimTwins;
+import metrale.gpu.sim.UninitializedRead;
+import metrale.gpu.spi.Driver;
+import metrale.gpu.spi.DriverConfig;
+import metrale.gpu.spi.MemInfo;
+
+/**
+ * A CPU simulator of one CUDA device that keeps the CUDA driver's rules (CUDA_SEMANTICS.md sections
+ * 1 to 4): the same error codes for the same mistakes, work that runs as late as CUDA allows, stream
+ * capture and graphs, and sticky faults. Kernels are Java twins registered with {@link SimKernels}.
+ *
+ * <p><b>Memory.</b> Device allocations live at fake addresses (from {@code 0xa000_0000_0000} up, in
+ * one space for every simulated device of the JVM, 256-byte aligned, never reused, with 64 KiB
+ * unmapped gaps), each backed by its own native segment
+ * filled with a garbage byte ({@code 0xAB} by default) because CUDA does not zero memory. Managed
+ * memory and page-locked host memory live at their real native addresses (unified addressing), so
+ * the host may touch managed memory through {@code MemorySegment.ofAddress(ptr).reinterpret(n)} and
+ * a kernel may touch page-locked memory through its device pointer. {@link #memGetInfo()} charges
+ * device and managed allocations in exact bytes (a GPU rounds small ones into 2 MiB pages, so there
+ * allocating 1 byte may leave free unchanged). A copy or memset whose range is not inside one live
+ * allocation is {@code INVALID_VALUE} at the call; a kernel access outside its view is
+ * {@code ILLEGAL_ADDRESS}, latched as a sticky fault.
+ *
+ * <p><b>Work.</b> Each stream is a FIFO of pending work that runs only when a call needs it:
+ * stream, event and context synchronization, blocking copies, and {@code cuMemFree}/{@code
+ * cuMemFreeHost} (which synchronize the device). A query ({@link #streamQuery}, {@link #eventQuery})
+ * that finds work pending reports {@code NOT_READY} and then lets the device advance by one
+ * operation toward that work, so a query right after an enqueue is always {@code NOT_READY} and a
+ * polling loop still ends. When several streams have work ready at once, a seeded random sequence
+ * (option {@code sim.seed}, {@link #setScheduleSeed}) picks the interleaving. Kernels run on the
+ * thread that drains their stream, one at a time.
+ *
+ * <p><b>Options</b> ({@link DriverConfig}):
+ * <ul>
+ * <li>{@code sim.capacity}: device memory in bytes; default 4 GiB ({@value #DEFAULT_CAPACITY}).</li>
+ * <li>{@code sim.seed}: the schedule's seed; default 0.</li>
+ * <li>{@code sim.sms}: the SM count {@link #deviceInfo()} reports; default {@value #DEFAULT_SMS}.</li>
+ * <li>{@code sim.fill}: the byte new device, managed and page-locked memory is filled with, 0 to 255;
+ *     default {@value #DEFAULT_FILL} ({@code 0xAB}).</li>
+ * <li>{@code sim.initcheck}: {@code true} records reads of device memory never written
+ *     ({@link SimInitCheck}); default {@code false}.</li>
+ * <li>{@code sim.process}: {@code shared} (default) or {@code fresh}, the simulated process (see Faults).</li>
+ * <li>{@code sim.twins} (an object): a {@link SimTwins} table looked in before {@link SimKernels}.</li>
+ * </ul>
+ *
+ * <p><b>Faults.</b> A sticky fault (a bad kernel access, an injected fault) makes every later
+ * memory, stream, event, module, launch and synchronize call fail with the same error; as on CUDA
+ * there is no reset. It also poisons the device's simulated process: every other device of that
+ * process fails from its next call, and opening a device in it fails, as a new CUDA context does
+ * after a sticky fault. The default process is the JVM's one shared simulated process; tests open
+ * with {@code sim.process=fresh}. {@link #failAllocation}, {@link #faultKernel} and
+ * {@link #failNextSync} inject faults for testing recovery paths.
+ *
+ * <p><b>Identity.</b> Device addresses and handles come from one space for the whole JVM
+ * ({@link Ids}): a pointer or handle of another simulated device is never valid here.
+ *
+ * <p><b>Threads.</b> Every method may be called from any thread; one lock serializes them, and the
+ * calling thread's identity decides the capture-mode rules and which per-thread stream handle
+ * {@code 2} means.
+ */
+public final class SimDevice implements Driver {
+
+    /** Option key: device memory in bytes. */
+    public static final String OPT_CAPACITY = SimOptions.CAPACITY;
+    /** Option key: the schedule's seed. */
+    public static final String OPT_SEED = SimOptions.SEED;
+    /** Option key: the SM count. */
+    public static final String OPT_SMS = SimOptions.SMS;
+    /** Option key: the garbage byte new memory is filled with. */
+    public static final String OPT_FILL = SimOptions.FILL;
+    /** Default device memory: 4 GiB. */
+    public static final long DEFAULT_CAPACITY = SimOptions.DEFAULT_CAPACITY;
+    /** Default SM count, an H100/H200's. */
+    public static final int DEFAULT_SMS = SimOptions.DEFAULT_SMS;
+    /** Default garbage byte. */
+    public static final int DEFAULT_FILL = SimOptions.DEFAULT_FILL;
+    /** The unmapped gap after each fake device allocation, in bytes. */
+    public static final long ADDRESS_GAP = DeviceMemory.GAP;
+    /** The most dynamic shared memory a function may opt in to, in bytes (sm_90). */
+    public static final int MAX_SHARED_OPTIN = 232448;
+
+    private static final int MAX_BLOCK_THREADS = 1024;
+    private static final int MAX_GRID_YZ = 65535;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final DeviceMemory memory;
+    private final Engine engine;
+    private final Scheduler scheduler;
+    private final int smCount;
+    private final SimStream legacy;
+    private final Map<Long, SimStream> streams = new HashMap<>();
+    private final Map<Thread, SimStream> perThread = new WeakHashMap<>();
+    private final Map<Long, SimEvent> events = new HashMap<>();
+    private final Map<Long, SimModule> modules = new HashMap<>();
+    private final Map<Long, SimFunction> functions = new HashMap<>();
+    private final Map<Long, List<Works.Node>> graphs = new HashMap<>();
+    private final Map<Long, SimExec> execs = new HashMap<>();
+    private final List<Capture> captures = new ArrayList<>();
+    private final TreeSet<Long> failAt = new TreeSet<>();
+    private final SimProcess process;
+    private final SimTwins twins;
+    private long nextCapture;
+    private long allocAttempts;
+    private CudaError sticky;
+    private String stickyDetail;
+    private CudaError syncFailure;
+    private boolean closed;
+    private final SimControls controls = new Controls();
+
+    /** Opens a simulated device with the default options. */
+    public SimDevice() {
+        this(DriverConfig.empty());
+    }
+
+    /**
+     * Opens a simulated device.
+     *
+     * @param config options: {@code sim.capacity}, {@code sim.seed}, {@code sim.sms}, {@code sim.fill},
+     *               {@code sim.process}, {@code sim.twins}
+     * @throws IllegalArgumentException if an option is not a number, out of range, or of the wrong type
+     * @throws GpuException the sticky error of the simulated process, if a fault has poisoned it
+     */
+    public SimDevice(DriverConfig config) {
+        this(config, null);
+    }
+
+    /**
+     * Opens a simulated device in {@code in}, or in the one option {@code sim.process} names when
+     * it is {@code null}.
+     */
+    SimDevice(DriverConfig config, SimProcess in) {
+        Objects.requireNonNull(config, "config");
+        long capacity = config.getLong(OPT_CAPACITY, DEFAULT_CAPACITY);
+        if (capacity <= 0) {
+            throw new IllegalArgumentException("option " + OPT_CAPACITY + "=" + capacity + " must be positive");
+        }
+        long sms = config.getLong(OPT_SMS, DEFAULT_SMS);
+        if (sms < 1 || sms > 100_000) {
+            throw new IllegalArgumentException("option " + OPT_SMS + "=" + sms + " must be in [1, 100000]");
+        }
+        long fill = config.getLong(OPT_FILL, DEFAULT_FILL);
+        if (fill < 0 || fill > 255) {
+            throw new IllegalArgumentException("option " + OPT_FILL + "=" + fill + " must be a byte value in [0, 255]");
+        }
+        String proc = config.get(SimOptions.PROCESS, SimOptions.PROCESS_SHARED).trim();
+        this.process = in != null ? in : switch (proc) {
+            case SimOptions.PROCESS_SHARED -> SimProcess.shared();
+            case SimOptions.PROCESS_FRESH -> SimProcess.fresh();
+            default -> throw new IllegalArgumentException("option " + SimOptions.PROCESS + "=" + proc + " must be "
+                    + SimOptions.PROCESS_SHARED + " or " + SimOptions.PROCESS_FRESH);
+        };
+        this.twins = config.object(SimOptions.TWINS, SimTwins.class).orElse(null);
+        SimProcess.Fault f = process.fault();
+        if (f != null) {
+            // CUDA: after a sticky fault a new context fails too; the process must be restarted.
+            throw err(f.error(), "cuDevicePrimaryCtxRetain", process + " is unusable after a sticky fault "
+                    + "(no in-process recovery, as on CUDA; open with " + SimOptions.PROCESS + "="
+                    + SimOptions.PROCESS_FRESH + " for a process of its own): " + f.detail());
+        }
+        this.smCount = (int) sms;
+        this.memory = new DeviceMemory(capacity, (byte) fill);
+        String initCheck = config.get(SimInitCheck.OPT_INITCHECK, "false").trim();
+        if (!initCheck.equals("true") && !initCheck.equals("false")) {
+            throw new IllegalArgumentException("option " + SimInitCheck.OPT_INITCHECK + "=" + initCheck + " must be true or false");
+        }
+        if (initCheck.equals("true")) {
+            memory.init = new InitCheck();
+        }
+        this.engine = new Engine(memory, config.getLong(OPT_SEED, 0));
+        this.legacy = new SimStream(1, SimStream.Kind.LEGACY, false, "the legacy default stream");
+        this.scheduler = new Scheduler(engine, legacy);
+    }
+
+    // ---- simulator controls and fault injection -----------------------------------------------
+
+    /**
+     * {@return {@link SimControls} when asked for it} The controls are a separate object that only
+     * delegates to this device, so an application holding them cannot reach the driver.
+     */
+    @Override
+    public <T> Optional<T> controls(Class<T> type) {
+        return type.isInstance(controls) ? Optional.of(type.cast(controls)) : Optional.empty();
+    }
+
+    /** {@return the simulated process this device lives in} */
+    SimProcess process() {
+        return process;
+    }
+
+    /** {@return this device's controls} */
+    public SimControls simControls() {
+        return controls;
+    }
+
+    /** The public face of the device: delegates, so it can never be cast to the driver. */
+    private final class Controls implements SimControls, SimInitCheck {
+        @Override
+        public boolean initCheckEnabled() {
+            return SimDevice.this.initCheckEnabled();
+        }
+
+        @Override
+        public List<UninitializedRead> uninitializedReads() {
+            return SimDevice.this.uninitializedReads();
+        }
+
+        @Override
+        public void setCapacity(long bytes) {
+            SimDevice.this.setCapacity(bytes);
+        }
+
+        @Override
+        public void setScheduleSeed(long seed) {
+            SimDevice.this.setScheduleSeed(seed);
+        }
+
+        @Override
+        public void failAllocation(int nth) {
+            SimDevice.this.failAllocation(nth);
+        }
+
+        @Override
+        public void faultKernel(String module, String func) {
+            SimDevice.this.faultKernel(module, func);
+        }
+
+        @Override
+        public void failNextSync(CudaError error) {
+            SimDevice.this.failNextSync(error);
+        }
+
+        @Override
+        public int pendingOperations() {
+            return SimDevice.this.pendingOperations();
+        }
+
+        @Override
+        public String toString() {
+            return "SimControls of " + SimDevice.this;
+        }
+    }
+
+    /**
+     * Sets the device memory size, as {@code sim.capacity} does. Live allocations stay; if they
+     * exceed the new size, free memory reads 0 until enough is freed.
+     *
+     * @param bytes the capacity, positive
+     * @throws IllegalArgumentException if {@code bytes} is not positive
+     */
+    public void setCapacity(long bytes) {
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("setCapacity(" + bytes + "): must be positive");
+        }
+        lock.lock();
+        try {
+            memory.setCapacity(bytes);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Restarts the schedule from {@code seed}: the same calls then interleave ready streams the same way.
+     *
+     * @param seed the seed
+     */
+    public void setScheduleSeed(long seed) {
+        lock.lock();
+        try {
+            engine.seed(seed);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Makes the {@code nth} device allocation from now ({@code cuMemAlloc} or
+     * {@code cuMemAllocManaged}; 1 is the next one) fail with {@code OUT_OF_MEMORY}. Not sticky.
+     *
+     * @param nth which future allocation fails, at least 1
+     * @throws IllegalArgumentException if {@code nth} is below 1
+     */
+    public void failAllocation(int nth) {
+        if (nth < 1) {
+            throw new IllegalArgumentException("failAllocation(" + nth + "): the count starts at 1 (the next allocation)");
+        }
+        lock.lock();
+        try {
+            failAt.add(allocAttempts + nth);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Makes the next run of {@code module::func} raise {@code ILLEGAL_ADDRESS} instead of running,
+     * latched as a sticky fault when the launch executes.
+     *
+     * @param module the module's load name
+     * @param func   the function's name
+     */
+    public void faultKernel(String module, String func) {
+        Objects.requireNonNull(module, "module");
+        Objects.requireNonNull(func, "func");
+        lock.lock();
+        try {
+            engine.faultKernels.add(module + "::" + func);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Makes the next {@code cuStreamSynchronize}, {@code cuEventSynchronize} or
+     * {@code cuCtxSynchronize} report {@code error} and latch it, as an asynchronous device fault would.
+     *
+     * @param error a sticky error, such as {@link CudaError#ILLEGAL_ADDRESS} or {@link CudaError#LAUNCH_FAILED}
+     * @throws IllegalArgumentException if {@code error} is not sticky
+     */
+    public void failNextSync(CudaError error) {
+        Objects.requireNonNull(error, "error");
+        if (!error.isSticky()) {
+            throw new IllegalArgumentException("failNextSync(" + error + "): only sticky errors surface at a sync; "
+                    + "for a failing call use the call's own arguments");
+        }
+        lock.lock();
+        try {
+            syncFailure = error;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@return the number of enqueued operations that have not run yet, on every stream} */
+    public int pendingOperations() {
+        lock.lock();
+        try {
+            return scheduler.pendingCount();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@return whether this device runs the initcheck (option {@code sim.initcheck})} */
+    public boolean initCheckEnabled() {
+        return memory.init != null;
+    }
+
+    /** {@return the initcheck's findings so far, first seen first; empty when it is off} */
+    public List<UninitializedRead> uninitializedReads() {
+        InitCheck init = memory.init;
+        return init == null ? List.of() : init.reads();
+    }
+
+    // ---- identity -----------------------------------------------------------------------------
+
+    @Override
+    public String name() {
+        return "sim";
+    }
+
+    @Override
+    public DeviceInfo deviceInfo() {
+        lock.lock();
+        try {
+            return new DeviceInfo("sim", "metrale simulator", memory.capacity(), smCount, 9, 0, MAX_SHARED_OPTIN);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The simulator has no per-thread context: a no-op. */
+    @Override
+    public void bindToThread() {
+        // Nothing to make current.
+    }
+
+    // ---- memory -------------------------------------------------------------------------------
+
+    @Override
+    public long memAlloc(long bytes) {
+        String op = "cuMemAlloc_v2";
+        lock.lock();
+        try {
+            enter(op);
+            checkUnsafe(op, "bytes=" + bytes);
+            if (bytes == 0) {
+                throw err(CudaError.INVALID_VALUE, op, "bytes=0: an allocation needs at least one byte");
+            }
+            return allocate(Alloc.Kind.DEVICE, bytes, op, "bytes=" + bytes);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long memAllocManaged(long bytes, int flags) {
+        String op = "cuMemAllocManaged";
+        String d = "bytes=" + bytes + ", flags=" + flags;
+        lock.lock();
+        try {
+            enter(op);
+            checkUnsafe(op, d);
+            if (bytes == 0) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": an allocation needs at least one byte");
+            }
+            if (flags != 1 && flags != 2) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": flags must be CU_MEM_ATTACH_GLOBAL (1) or CU_MEM_ATTACH_HOST (2)");
+            }
+            return allocate(Alloc.Kind.MANAGED, bytes, op, d);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private long allocate(Alloc.Kind kind, long bytes, String op, String d) {
+        allocAttempts++;
+        if (failAt.remove(allocAttempts)) {
+            throw err(CudaError.OUT_OF_MEMORY, op, d + ": injected by SimControls.failAllocation (device allocation #"
+                    + allocAttempts + "); free " + memory.free() + " of " + memory.capacity() + " bytes");
+        }
+        if (bytes < 0 || !memory.fits(bytes)) {
+            throw err(CudaError.OUT_OF_MEMORY, op, d + (bytes < 0 ? " (as size_t " + Long.toUnsignedString(bytes) + ")" : "")
+                    + ": exceeds free device memory: free " + memory.free() + " of " + memory.capacity() + " bytes");
+        }
+        Alloc a = memory.allocate(kind, bytes);
+        if (a == null) {
+            throw err(CudaError.OUT_OF_MEMORY, op, d + ": the JVM could not get " + bytes
+                    + " bytes of native memory to back it (lower sim.capacity or raise the process's memory)");
+        }
+        return a.base;
+    }
+
+    @Override
+    public void memFree(long ptr) {
+        String op = "cuMemFree_v2";
+        lock.lock();
+        try {
+            enter(op);
+            checkUnsafe(op, "ptr=" + hex(ptr));
+            if (ptr == 0) {
+                return;
+            }
+            Alloc a = memory.atBase(ptr);
+            if (a == null || a.kind == Alloc.Kind.PINNED) {
+                throw err(CudaError.INVALID_VALUE, op, "ptr=" + hex(ptr) + ": " + whyNotFreeable(ptr, a));
+            }
+            // cuMemFree synchronizes: work still using the memory finishes first.
+            drainAll(op, "ptr=" + hex(ptr));
+            memory.free(a);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private String whyNotFreeable(long ptr, Alloc pinned) {
+        if (pinned != null) {
+            return "this is page-locked host memory; free it with cuMemFreeHost";
+        }
+        Alloc inside = memory.find(ptr);
+        if (inside != null) {
+            return "an interior pointer " + (ptr - inside.base) + " bytes into " + inside
+                    + "; only its base may be freed (the allocation is untouched)";
+        }
+        Alloc f = memory.findFreed(ptr);
+        if (f != null) {
+            return f.base == ptr ? "a double free of " + f : "points into " + f + ", which was freed";
+        }
+        return "not a pointer returned by cuMemAlloc or cuMemAllocManaged";
+    }
+
+    @Override
+    public MemInfo memGetInfo() {
+        lock.lock();
+        try {
+            enter("cuMemGetInfo_v2");
+            return new MemInfo(memory.free(), memory.capacity());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public MemorySegment memHostAlloc(long bytes, int flags) {
+        String op = "cuMemHostAlloc";
+        String d = "bytes=" + bytes + ", flags=" + flags;
+        lock.lock();
+        try {
+            enter(op);
+            checkUnsafe(op, d);
+            if ((flags & ~7) != 0) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": only PORTABLE (1), DEVICEMAP (2) and WRITECOMBINED (4) are flags");
+            }
+            if (bytes == 0) {
+                return MemorySegment.NULL;
+            }
+            if (bytes < 0) {
+                throw err(CudaError.OUT_OF_MEMORY, op, d + " (as size_t " + Long.toUnsignedString(bytes) + ")");
+            }
+            Alloc a = memory.allocate(Alloc.Kind.PINNED, bytes);
+            if (a == null) {
+                throw err(CudaError.OUT_OF_MEMORY, op, d + ": the JVM could not get that much native memory");
+            }
+            return a.segment;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void memFreeHost(MemorySegment host) {
+        String op = "cuMemFreeHost";
+        lock.lock();
+        try {
+            enter(op);
+            checkUnsafe(op, "host=" + host);
+            if (host == null || host.address() == 0) {
+                return;
+            }
+            String d = "host=" + hex(host.address());
+            Alloc a = host.isNative() ? memory.atBase(host.address()) : null;
+            if (a == null || a.kind != Alloc.Kind.PINNED) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": " + (!host.isNative() ? "a heap segment"
+                        : a != null ? "this is " + a + "; free it with cuMemFree"
+                        : memory.find(host.address()) != null ? "an interior pointer into " + memory.find(host.address())
+                        : "not the base of live page-locked memory from cuMemHostAlloc (already freed, or other memory)"));
+            }
+            drainAll(op, d);
+            memory.free(a);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long memHostGetDevicePointer(MemorySegment host) {
+        String op = "cuMemHostGetDevicePointer_v2";
+        lock.lock();
+        try {
+            enter(op);
+            long addr = host == null || !host.isNative() ? 0 : host.address();
+            Alloc a = addr == 0 ? null : memory.find(addr);
+            if (a == null || a.kind != Alloc.Kind.PINNED) {
+                throw err(CudaError.INVALID_VALUE, op, "host=" + (host == null ? "null" : hex(addr))
+                        + ": not inside page-locked memory from cuMemHostAlloc");
+            }
+            return addr;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---- copies and memset ----------------------------------------------------------------------
+
+    @Override
+    public void memcpyHtoD(long dst, MemorySegment src, long bytes) {
+        String op = "cuMemcpyHtoD_v2";
+        String d = "dst=" + hex(dst) + ", bytes=" + bytes;
+        legacyCopy(op, d, bytes, () -> {
+            checkHost(null, src, bytes, op, d, "source");
+            checkDevice(null, dst, bytes, op, d, "destination");
+            drain(op, d, scheduler.enqueue(legacy, new Works.CopyH2D(op, dst, src, bytes), null));
+        });
+    }
+
+    @Override
+    public void memcpyDtoH(MemorySegment dst, long src, long bytes) {
+        String op = "cuMemcpyDtoH_v2";
+        String d = "src=" + hex(src) + ", bytes=" + bytes;
+        legacyCopy(op, d, bytes, () -> {
+            checkHost(null, dst, bytes, op, d, "destination");
+            checkDevice(null, src, bytes, op, d, "source");
+            drain(op, d, scheduler.enqueue(legacy, new Works.CopyD2H(op, dst, src, bytes), null));
+        });
+    }
+
+    @Override
+    public void memcpyDtoD(long dst, long src, long bytes) {
+        String op = "cuMemcpyDtoD_v2";
+        String d = "dst=" + hex(dst) + ", src=" + hex(src) + ", bytes=" + bytes;
+        legacyCopy(op, d, bytes, () -> {
+            checkDevice(null, src, bytes, op, d, "source");
+            checkDevice(null, dst, bytes, op, d, "destination");
+            scheduler.enqueue(legacy, new Works.CopyD2D(op, dst, src, bytes), null);
+        });
+    }
+
+    @Override
+    public void memcpyHtoDAsync(long dst, MemorySegment src, long bytes, long stream) {
+        String op = "cuMemcpyHtoDAsync_v2";
+        streamCopy(op, stream, bytes, s -> {
+            checkHost(s, src, bytes, op, null, "source");
+            checkDevice(s, dst, bytes, op, null, "destination");
+            submitHostCopy(s, new Works.CopyH2D(op, dst, src, bytes), src, bytes, op, "dst=" + hex(dst));
+        });
+    }
+
+    @Override
+    public void memcpyDtoHAsync(MemorySegment dst, long src, long bytes, long stream) {
+        String op = "cuMemcpyDtoHAsync_v2";
+        streamCopy(op, stream, bytes, s -> {
+            checkHost(s, dst, bytes, op, null, "destination");
+            checkDevice(s, src, bytes, op, null, "source");
+            submitHostCopy(s, new Works.CopyD2H(op, dst, src, bytes), dst, bytes, op, "src=" + hex(src));
+        });
+    }
+
+    @Override
+    public void memcpyDtoDAsync(long dst, long src, long bytes, long stream) {
+        String op = "cuMemcpyDtoDAsync_v2";
+        streamCopy(op, stream, bytes, s -> {
+            checkDevice(s, src, bytes, op, null, "source");
+            checkDevice(s, dst, bytes, op, null, "destination");
+            submit(s, new Works.CopyD2D(op, dst, src, bytes), op, null);
+        });
+    }
+
+    /**
+     * The frame of a synchronous copy, which runs on the legacy stream: under the lock, the device
+     * must be usable, no blocking stream may be capturing (906), and the count must not be
+     * negative; a count of 0 is then a no-op, anything else goes to {@code body}, which checks the
+     * operands and enqueues the work.
+     */
+    private void legacyCopy(String op, String d, long bytes, Runnable body) {
+        lock.lock();
+        try {
+            enter(op);
+            checkLegacyWork(op, d);
+            if (checkCount(null, bytes, op, d)) {
+                body.run();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The frame of a stream-ordered copy: under the lock, the device must be usable, the stream
+     * live and not in an invalidated capture, and the count not negative; a count of 0 is then a
+     * no-op, anything else goes to {@code body}, which checks the operands and submits the work.
+     */
+    private void streamCopy(String op, long stream, long bytes, Consumer<SimStream> body) {
+        lock.lock();
+        try {
+            enter(op);
+            SimStream s = stream(stream, op);
+            checkInvalidated(s, op);
+            if (checkCount(s, bytes, op, null)) {
+                body.accept(s);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Submits a stream-ordered copy with a host side. CUDA stages pageable host memory before the
+     * call returns, so unless {@code host} is pinned (or the copy was captured) the call waits for
+     * the copy; {@code device} ("dst=0x..." or "src=0x...") names the device side in that wait's
+     * errors.
+     */
+    private void submitHostCopy(SimStream s, Work w, MemorySegment host, long bytes, String op, String device) {
+        boolean pinned = isPinned(host, bytes);
+        Op o = submit(s, w, op, null);
+        if (o != null && !pinned) {
+            drain(op, device + ", bytes=" + bytes + ", stream=" + s, o);
+        }
+    }
+
+    @Override
+    public void memcpy2DAsync(long dst, long dstPitch, long src, long srcPitch, long widthBytes, long height, long stream) {
+        String op = "cuMemcpy2DAsync_v2";
+        lock.lock();
+        try {
+            enter(op);
+            SimStream s = stream(stream, op);
+            checkInvalidated(s, op);
+            String d = "dst=" + hex(dst) + ", dstPitch=" + dstPitch + ", src=" + hex(src) + ", srcPitch=" + srcPitch
+                    + ", widthBytes=" + widthBytes + ", height=" + height;
+            if (widthBytes < 0 || height < 0 || dstPitch < 0 || srcPitch < 0) {
+                throw bad(s, CudaError.INVALID_VALUE, op, d + ": negative size or pitch");
+            }
+            if (widthBytes == 0 || height == 0) {
+                return;
+            }
+            if (srcPitch < widthBytes || dstPitch < widthBytes) {
+                throw bad(s, CudaError.INVALID_VALUE, op, d + ": each pitch must be at least WidthInBytes");
+            }
+            long srcSpan;
+            long dstSpan;
+            try {
+                srcSpan = Math.addExact(Math.multiplyExact(height - 1, srcPitch), widthBytes);
+                dstSpan = Math.addExact(Math.multiplyExact(height - 1, dstPitch), widthBytes);
+            } catch (ArithmeticException e) {
+                throw bad(s, CudaError.INVALID_VALUE, op, d + ": the extent overflows");
+            }
+            checkDevice(s, src, srcSpan, op, d, "source");
+            checkDevice(s, dst, dstSpan, op, d, "destination");
+            submit(s, new Works.Copy2D(dst, dstPitch, src, srcPitch, widthBytes, height), op, d);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void memsetD8(long ptr, int value, long bytes) {
+        String op = "cuMemsetD8_v2";
+        lock.lock();
+        try {
+            enter(op);
+            String d = "ptr=" + hex(ptr) + ", value=" + value + ", bytes=" + bytes;
+            checkLegacyWork(op, d);
+            if (value < 0 || value > 255) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": the value must be a byte, 0 to 255");
+            }
+            if (!checkCount(null, bytes, op, d)) {
+                return;
+            }
+            checkDevice(null, ptr, bytes, op, d, "range");
+            scheduler.enqueue(legacy, new Works.Memset(op, ptr, (byte) value, bytes), null);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void memsetD8Async(long ptr, int value, long bytes, long stream) {
+        String op = "cuMemsetD8Async";
+        lock.lock();
+        try {
+            enter(op);
+            SimStream s = stream(stream, op);
+            checkInvalidated(s, op);
+            if (value < 0 || value > 255) {
+                throw bad(s, CudaError.INVALID_VALUE, op, "ptr=" + hex(ptr) + ", value=" + value + ": the value must be a byte, 0 to 255");
+            }
+            if (!checkCount(s, bytes, op, null)) {
+                return;
+            }
+            checkDevice(s, ptr, bytes, op, null, "range");
+            submit(s, new Works.Memset(op, ptr, (byte) value, bytes), op, null);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---- streams, events, context -----------------------------------------------------------------
+
+    @Override
+    public long streamCreate(int flags) {
+        String op = "cuStreamCreate";
+        lock.lock();
+        try {
+            enter(op);
+            if (flags != 0 && flags != 1) {
+                throw err(CudaError.INVALID_VALUE, op, "flags=" + flags + ": must be 0 or CU_STREAM_NON_BLOCKING (1)");
+            }
+            long h = Ids.handle();
+            streams.put(h, new SimStream(h, SimStream.Kind.USER, flags == 0,
+                    "stream " + hex(h) + (flags == 1 ? " (non-blocking)" : "")));
+            return h;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void streamDestroy(long stream) {
+        String op = "cuStreamDestroy_v2";
+        lock.lock();
+        try {
+            enter(op);
+            if (stream == 0 || stream == 1 || stream == 2) {
+                throw err(CudaError.INVALID_HANDLE, op, "stream=" + stream + ": "
+                        + (stream == 0 ? "the NULL stream" : "a default stream") + " cannot be destroyed");
+            }
+            SimStream s = streams.remove(stream);
+            if (s == null) {
+                throw err(CudaError.INVALID_HANDLE, op, "stream=" + hex(stream) + ": not a live stream");
+            }
+            s.destroyed = true;
+            if (s.capture != null) {
+                s.capture.invalidate(op);
+            }
+            // Pending work stays queued and runs at the next synchronization that needs it.
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void streamSynchronize(long stream) {
+        String op = "cuStreamSynchronize";
+        lock.lock();
+        try {
+            enter(op);
+            SimStream s = stream(stream, op);
+            checkNotCapturing(s, op);
+            checkUnsafe(op, "stream=" + s);
+            if (s.kind == SimStream.Kind.LEGACY) {
+                checkLegacyWork(op, "stream=" + s);
+            }
+            injectedSyncFailure(op, s);
+            drain(op, s, s.tail());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public boolean streamQuery(long stream) {
+        String op = "cuStreamQuery";
+        lock.lock();
+        try {
+            enter(op);
+            SimStream s = stream(stream, op);
+            checkNotCapturing(s, op);
+            checkUnsafe(op, "stream=" + s);
+            if (s.kind == SimStream.Kind.LEGACY) {
+                checkLegacyWork(op, "stream=" + s);
+            }
+            Op t = s.tail();
+            if (t == null) {
+                return true;
+            }
+            step(op, s, t);
+            return false;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void ctxSynchronize() {
+        String op = "cuCtxSynchronize";
+        lock.lock();
+        try {
+            enter(op);
+            if (!captures.isEmpty()) {
+                for (Capture c : captures) {
+                    c.invalidate(op);
+                }
+                throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, "not permitted while " + captures.getFirst()
+                        + " is live (it would wait for the capturing stream); every live capture is now invalidated");
+            }
+            injectedSyncFailure(op, "the context");
+            drainAll(op, "");
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long eventCreate(int flags) {
+        String op = "cuEventCreate";
+        lock.lock();
+        try {
+            enter(op);
+            if ((flags & ~7) != 0) {
+                throw err(CudaError.INVALID_VALUE, op, "flags=" + flags
+                        + ": only BLOCKING_SYNC (1), DISABLE_TIMING (2) and INTERPROCESS (4) are flags");
+            }
+            if ((flags & SimEvent.INTERPROCESS) != 0 && (flags & SimEvent.DISABLE_TIMING) == 0) {
+                throw err(CudaError.INVALID_VALUE, op, "flags=" + flags + ": INTERPROCESS (4) requires DISABLE_TIMING (2)");
+            }
+            long h = Ids.handle();
+            events.put(h, new SimEvent(h, flags));
+            return h;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void eventRecord(long event, long stream) {
+        String op = "cuEventRecord";
+        lock.lock();
+        try {
+            enter(op);
+            SimEvent ev = event(event, op);
+            SimStream s = stream(stream, op);
+            checkInvalidated(s, op);
+            if (s.capture != null) {
+                ev.op = null;
+                ev.capturedIn = s.capture;
+                ev.capturedTails = s.tails.clone();
+                s.capture.events.add(ev);
+                return;
+            }
+            if (s.kind == SimStream.Kind.LEGACY) {
+                checkLegacyWork(op, ev + " on " + s);
+            }
+            ev.capturedIn = null;
+            ev.capturedTails = null;
+            ev.op = scheduler.enqueue(s, new Works.Marker(op + "(" + ev + ") on " + s), null);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void streamWaitEvent(long stream, long event, int flags) {
+        String op = "cuStreamWaitEvent";
+        lock.lock();
+        try {
+            enter(op);
+            SimStream s = stream(stream, op);
+            SimEvent ev = event(event, op);
+            String d = s + " waits for " + ev + ", flags=" + flags;
+            if (flags != 0 && flags != 1) {
+                throw bad(s, CudaError.INVALID_VALUE, op, d + ": flags must be 0 or CU_EVENT_WAIT_EXTERNAL (1)");
+            }
+            Capture c = ev.capturedIn;
+            if (c != null) {
+                if (c.invalidated) {
+                    throw bad(s, CudaError.STREAM_CAPTURE_INVALIDATED, op, d + ": the event was recorded in " + c);
+                }
+                if (s.kind == SimStream.Kind.LEGACY) {
+                    c.invalidate(op);
+                    throw err(CudaError.STREAM_CAPTURE_IMPLICIT, op, d + ": the legacy stream cannot join " + c
+                            + "; the capture is now invalidated");
+                }
+                if (s.capture == null) {
+                    // Fork: the stream joins the capture, after the event's position.
+                    s.capture = c;
+                    s.tails = ev.capturedTails.clone();
+                    c.streams.add(s);
+                    return;
+                }
+                if (s.capture == c) {
+                    s.tails = union(s.tails, ev.capturedTails);
+                    return;
+                }
+                Capture other = s.capture;
+                other.invalidate(op);
+                c.invalidate(op);
+                throw err(CudaError.STREAM_CAPTURE_MERGE, op, d + ": the stream is in " + other
+                        + " but the event was recorded in " + c + "; both captures are now invalidated");
+            }
+            if (s.capture != null) {
+                checkInvalidated(s, op);
+                if (flags == 1 || ev.op == null) {
+                    // An external wait (its ordering outside the graph is not modelled) or a never-recorded event.
+                    return;
+                }
+                s.capture.invalidate(op);
+                throw err(CudaError.STREAM_CAPTURE_ISOLATION, op, d + ": the event was recorded outside "
+                        + s.capture + "; waiting on it would make the graph depend on uncaptured work (pass "
+                        + "CU_EVENT_WAIT_EXTERNAL (1) for an external dependency); the capture is now invalidated");
+            }
+            if (flags == 1) {
+                throw err(CudaError.ILLEGAL_STATE, op, d + ": CU_EVENT_WAIT_EXTERNAL is valid only while the stream captures");
+            }
+            if (s.kind == SimStream.Kind.LEGACY) {
+                checkLegacyWork(op, d);
+            }
+            if (ev.op == null || ev.op.done) {
+                return;
+            }
+            scheduler.enqueue(s, new Works.Marker(op + "(" + s + ", " + ev + ")"), ev.op);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void eventSynchronize(long event) {
+        String op = "cuEventSynchronize";
+        lock.lock();
+        try {
+            enter(op);
+            SimEvent ev = event(event, op);
+            checkNotCaptured(ev, op);
+            checkUnsafe(op, ev.toString());
+            injectedSyncFailure(op, ev);
+            drain(op, ev, ev.op);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public boolean eventQuery(long event) {
+        String op = "cuEventQuery";
+        lock.lock();
+        try {
+            enter(op);
+            SimEvent ev = event(event, op);
+            checkNotCaptured(ev, op);
+            checkUnsafe(op, ev.toString());
+            if (ev.op == null || ev.op.done) {
+                return true;
+            }
+            step(op, ev, ev.op);
+            return false;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public float eventElapsedTime(long start, long end) {
+        String op = "cuEventElapsedTime";
+        lock.lock();
+        try {
+            enter(op);
+            SimEvent a = event(start, op);
+            SimEvent b = event(end, op);
+            for (SimEvent ev : new SimEvent[] {a, b}) {
+                if ((ev.flags & SimEvent.DISABLE_TIMING) != 0) {
+                    throw err(CudaError.INVALID_HANDLE, op, ev + " was created with DISABLE_TIMING");
+                }
+                checkNotCaptured(ev, op);
+                if (ev.op == null) {
+                    throw err(CudaError.INVALID_HANDLE, op, ev + " has never been recorded");
+                }
+            }
+            for (SimEvent ev : new SimEvent[] {a, b}) {
+                if (!ev.op.done) {
+                    throw err(CudaError.NOT_READY, op, ev + " has not completed; synchronize it first");
+                }
+            }
+            return (float) ((b.op.doneNanos - a.op.doneNanos) / 1e6);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void eventDestroy(long event) {
+        String op = "cuEventDestroy_v2";
+        lock.lock();
+        try {
+            enter(op);
+            if (events.remove(event) == null) {
+                throw err(CudaError.INVALID_HANDLE, op, "event=" + hex(event) + ": not a live event");
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---- capture and graphs ---------------------------------------------------------------------
+
+    @Override
+    public boolean supportsCaptureQuery() {
+        return true;
+    }
+
+    @Override
+    public void streamBeginCapture(long stream, int mode) {
+        String op = "cuStreamBeginCapture_v2";
+        lock.lock();
+        try {
+            enter(op);
+            SimStream s = stream(stream, op);
+            String d = "stream=" + s + ", mode=" + mode;
+            if (s.kind == SimStream.Kind.LEGACY) {
+                throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, d
+                        + ": the legacy default stream cannot capture; use a created stream or the per-thread stream (2)");
+            }
+            if (mode < Capture.GLOBAL || mode > Capture.RELAXED) {
+                throw err(CudaError.INVALID_VALUE, op, d + ": mode must be GLOBAL (0), THREAD_LOCAL (1) or RELAXED (2)");
+            }
+            if (s.capture != null) {
+                throw err(CudaError.ILLEGAL_STATE, op, d + ": the stream is already in " + s.capture);
+            }
+            Capture c = new Capture(++nextCapture, mode, Thread.currentThread(), s);
+            c.streams.add(s);
+            s.capture = c;
+            s.tails = new int[0];
+            captures.add(c);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long streamEndCapture(long stream) {
+        String op = "cuStreamEndCapture";
+        lock.lock();
+        try {
+            enter(op);
+            SimStream s = stream(stream, op);
+            Capture c = s.capture;
+            if (c == null) {
+                throw err(CudaError.ILLEGAL_STATE, op, "stream=" + s + ": the stream is not capturing");
+            }
+            if (s != c.origin) {
+                c.invalidate(op);
+                throw err(CudaError.STREAM_CAPTURE_UNMATCHED, op, "stream=" + s + ": " + c
+                        + " must be ended on the stream it began on; the capture is now invalidated");
+            }
+            if (c.mode != Capture.RELAXED && c.owner != Thread.currentThread()) {
+                finish(c);
+                throw err(CudaError.STREAM_CAPTURE_WRONG_THREAD, op, "stream=" + s + ": " + c
+                        + " was ended by thread '" + Thread.currentThread().getName()
+                        + "'; the capture has ended and its work is discarded");
+            }
+            if (c.invalidated) {
+                finish(c);
+                throw err(CudaError.STREAM_CAPTURE_INVALIDATED, op, "stream=" + s + ": " + c
+                        + "; the stream is no longer capturing and may begin again");
+            }
+            SimStream u = c.unjoined();
+            if (u != null) {
+                finish(c);
+                throw err(CudaError.STREAM_CAPTURE_UNJOINED, op, "stream=" + s + ": work captured on " + u
+                        + " was not joined back (record an event on it and make " + s
+                        + " wait on that event before ending); both streams are no longer capturing");
+            }
+            finish(c);
+            long g = Ids.handle();
+            graphs.put(g, List.copyOf(c.nodes));
+            return g;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void finish(Capture c) {
+        for (SimStream s : c.streams) {
+            s.capture = null;
+            s.tails = null;
+        }
+        for (SimEvent ev : c.events) {
+            if (ev.capturedIn == c) {
+                ev.capturedIn = null;
+                ev.capturedTails = null;
+            }
+        }
+        captures.remove(c);
+    }
+
+    @Override
+    public int streamIsCapturing(long stream) {
+        String op = "cuStreamIsCapturing";
+        lock.lock();
+        try {
+            enter(op);
+            SimStream s = stream(stream, op);
+            if (s.kind == SimStream.Kind.LEGACY) {
+                for (Capture c : captures) {
+                    if (c.anyBlocking()) {
+                        throw err(CudaError.STREAM_CAPTURE_IMPLICIT, op, "stream=" + s + ": asking about the legacy stream while "
+                                + c + " is live on a blocking stream");
+                    }
+                }
+                return 0;
+            }
+            return s.capture == null ? 0 : s.capture.invalidated ? 2 : 1;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long graphInstantiate(long graph) {
+        String op = "cuGraphInstantiateWithFlags";
+        lock.lock();
+        try {
+            enter(op);
+            List<Works.Node> nodes = graphs.get(graph);
+            if (nodes == null) {
+                throw err(CudaError.INVALID_VALUE, op, "graph=" + hex(graph) + ": not a live graph");
+            }
+            long x = Ids.handle();
+            execs.put(x, new SimExec(new Works.GraphRun(nodes, "graph exec " + hex(x))));
+            return x;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void graphLaunch(long exec, long stream) {
+        String op = "cuGraphLaunch";
+        lock.lock();
+        try {
+            enter(op);
+            SimExec x = execs.get(exec);
+            if (x == null) {
+                throw err(CudaError.INVALID_VALUE, op, "exec=" + hex(exec) + ": not a live executable graph");
+            }
+            SimStream s = stream(stream, op);
+            checkInvalidated(s, op);
+            if (s.capture != null) {
+                s.capture.add(s, x.run);
+                return;
+            }
+            if (s.kind == SimStream.Kind.LEGACY) {
+                checkLegacyWork(op, "exec=" + hex(exec));
+            }
+            x.lastLaunch = scheduler.enqueue(s, x.run, x.lastLaunch);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void graphExecDestroy(long exec) {
+        String op = "cuGraphExecDestroy";
+        lock.lock();
+        try {
+            enter(op);
+            if (execs.remove(exec) == null) {
+                throw err(CudaError.INVALID_VALUE, op, "exec=" + hex(exec) + ": not a live executable graph");
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void graphDestroy(long graph) {
+        String op = "cuGraphDestroy";
+        lock.lock();
+        try {
+            enter(op);
+            if (graphs.remove(graph) == null) {
+                throw err(CudaError.INVALID_VALUE, op, "graph=" + hex(graph) + ": not a live graph");
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---- modules and launches -------------------------------------------------------------------
+
+    @Override
+    public long moduleLoadData(String name, byte[] image) {
+        String op = "cuModuleLoadData";
+        lock.lock();
+        try {
+            enter(op);
+            if (name == null || name.isEmpty() || name.contains("::")) {
+                throw err(CudaError.INVALID_VALUE, op, "name=" + name + ": a module needs a non-empty name without '::'");
+            }
+            ModuleImage img = ModuleImage.parse(name, image);
+            long h = Ids.handle();
+            modules.put(h, new SimModule(h, name, img.kind(), img.entries(), img.params()));
+            return h;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void moduleUnload(long module) {
+        String op = "cuModuleUnload";
+        lock.lock();
+        try {
+            enter(op);
+            SimModule m = modules.remove(module);
+            if (m == null) {
+                throw err(CudaError.INVALID_HANDLE, op, "module=" + hex(module) + ": not a loaded module");
+            }
+            m.loaded = false;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public long moduleGetFunction(long module, String func) {
+        String op = "cuModuleGetFunction";
+        lock.lock();
+        try {
+            enter(op);
+            SimModule m = modules.get(module);
+            if (m == null) {
+                throw err(CudaError.INVALID_HANDLE, op, "module=" + hex(module) + ", func=" + func
+                        + ": not a loaded module (never loaded, or unloaded)");
+            }
+            String d = m + ", func=" + func;
+            if (func == null || func.isEmpty()) {
+                // An H200 answers INVALID_VALUE for an empty name, not NOT_FOUND.
+                throw err(CudaError.INVALID_VALUE, op, d + ": the function needs a name");
+            }
+            if (m.entries != null && !m.entries.contains(func)) {
+                throw err(CudaError.NOT_FOUND, op, d + ": the module's PTX has no '.entry " + func + "' (entries: "
+                        + new TreeSet<>(m.entries) + ")");
+            }
+            SimKernel k = func.contains("::") ? null : twin(m.name, func);
+            if (k == null) {
+                throw err(CudaError.NOT_FOUND, op, d + ": no SimKernel is registered for '" + m.name + "::" + func
+                        + "'" + (twins == null ? "" : " in this runtime's " + twins + " nor in SimKernels")
+                        + "; register its Java twin with " + (twins == null ? "SimKernels" : "SimTwins")
+                        + ".register(\"" + m.name + "\", \"" + func + "\", launch -> ...) before looking it up");
+            }
+            SimFunction f = m.functions.get(func);
+            if (f == null) {
+                f = new SimFunction(Ids.handle(), m, func, k);
+                m.functions.put(func, f);
+                functions.put(f.handle, f);
+            } else {
+                f.kernel = k;
+            }
+            return f.handle;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void funcSetMaxDynamicSharedMemory(long func, int bytes) {
+        String op = "cuFuncSetAttribute";
+        lock.lock();
+        try {
+            enter(op);
+            SimFunction f = function(func, op, null);
+            if (bytes < 0 || bytes > MAX_SHARED_OPTIN) {
+                throw err(CudaError.INVALID_VALUE, op, f.name + ": MAX_DYNAMIC_SHARED_SIZE_BYTES=" + bytes
+                        + " is outside [0, " + MAX_SHARED_OPTIN + "]");
+            }
+            f.maxDynamicShared = bytes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void launchKernel(long func, LaunchConfig config, long stream, KernelArgs args) {
+        String op = "cuLaunchKernel";
+        lock.lock();
+        try {
+            enter(op);
+            SimStream s = stream(stream, op);
+            checkInvalidated(s, op);
+            SimFunction f = function(func, op, s);
+            if (config == null) {
+                throw bad(s, CudaError.INVALID_VALUE, op, f.name + ": no launch configuration");
+            }
+            String problem = configProblem(config, f.maxDynamicShared);
+            if (problem != null) {
+                throw bad(s, CudaError.INVALID_VALUE, op, f.name + " " + config + " on " + s + ": " + problem);
+            }
+            if (args == null || args.isClosed()) {
+                throw bad(s, CudaError.INVALID_VALUE, op, f.name + ": kernelParams " + (args == null ? "is null" : "is closed"));
+            }
+            if (f.params != null) {
+                String mismatch = PtxParams.mismatch(f.name, f.params, args);
+                if (mismatch != null) {
+                    throw bad(s, CudaError.INVALID_VALUE, op, mismatch);
+                }
+            }
+            int n = args.count();
+            long[] words = new long[n];
+            int[] sizes = new int[n];
+            byte[][] wide = new byte[n][];
+            for (int i = 0; i < n; i++) {
+                sizes[i] = args.size(i);
+                words[i] = args.word(i);
+                if (sizes[i] > 8) {
+                    wide[i] = args.getBytes(i);
+                }
+            }
+            submit(s, new Works.Kernel(f.name, f.kernel, config.grid(), config.block(), config.sharedMemBytes(),
+                    words, wide, sizes), op, f.name);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@return the twin of {@code module::func}: this runtime's table first, then the process-wide one} */
+    private SimKernel twin(String module, String func) {
+        if (twins != null) {
+            SimKernel k = twins.lookup(module, func).orElse(null);
+            if (k != null) {
+                return k;
+            }
+        }
+        return SimKernels.lookup(module, func).orElse(null);
+    }
+
+    /** {@return why {@code cuLaunchKernel} rejects the configuration, or {@code null}} */
+    private static String configProblem(LaunchConfig c, int maxShared) {
+        Dim3 b = c.block();
+        Dim3 g = c.grid();
+        if (b.x() <= 0 || b.y() <= 0 || b.z() <= 0) {
+            return "blockDim " + b + " has a dimension below 1";
+        }
+        if (b.x() > MAX_BLOCK_THREADS || b.y() > MAX_BLOCK_THREADS) {
+            return "blockDim " + b + ": x and y must be at most " + MAX_BLOCK_THREADS;
+        }
+        if (b.z() > 64) {
+            return "blockDim.z=" + b.z() + " exceeds 64";
+        }
+        if (b.count() > MAX_BLOCK_THREADS) {
+            return "blockDim " + b + " has " + b.count() + " threads; a block has at most " + MAX_BLOCK_THREADS;
+        }
+        if (g.x() <= 0 || g.y() <= 0 || g.z() <= 0) {
+            return "gridDim " + g + " has a dimension below 1 (or gridDim.x of 2^31 or more)";
+        }
+        if (g.y() > MAX_GRID_YZ || g.z() > MAX_GRID_YZ) {
+            return "gridDim " + g + ": y and z must be at most " + MAX_GRID_YZ;
+        }
+        int smem = c.sharedMemBytes();
+        if (smem < 0) {
+            return "dynamic shared memory " + smem + " is negative";
+        }
+        if (smem > maxShared) {
+            return "dynamic shared memory " + smem + " bytes exceeds the function's limit of " + maxShared + " bytes"
+                    + (maxShared == SimFunction.DEFAULT_MAX_DYNAMIC_SHARED
+                    ? " (opt in with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES), up to " + MAX_SHARED_OPTIN + ")"
+                    : " set with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+        }
+        return null;
+    }
+
+    @Override
+    public byte[] compileToPtx(String name, String source, String... options) {
+        throw err(CudaError.NOT_SUPPORTED, "nvrtcCompileProgram", "program=" + name
+                + ": the simulator cannot compile CUDA C; load PTX or SimKernels.image(module) and register SimKernel twins");
+    }
+
+    // ---- faults and teardown ----------------------------------------------------------------------
+
+    @Override
+    public CudaError probe() {
+        lock.lock();
+        try {
+            if (sticky == null && !closed) {
+                adoptProcessFault();
+            }
+            return sticky == null ? CudaError.SUCCESS : sticky;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            scheduler.discardAll();
+            memory.freeAll();
+            streams.clear();
+            perThread.clear();
+            events.clear();
+            modules.clear();
+            functions.clear();
+            graphs.clear();
+            execs.clear();
+            captures.clear();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---- helpers ----------------------------------------------------------------------------------
+
+    private static GpuException err(CudaError e, String op, String details) {
+        return new GpuException(e, op, details);
+    }
+
+    private static String hex(long v) {
+        return "0x" + Long.toHexString(v);
+    }
+
+    /** Every call starts here: a closed device or a latched sticky fault fails it. */
+    private void enter(String op) {
+        if (closed) {
+            throw err(CudaError.CONTEXT_IS_DESTROYED, op, "the SimDevice is closed");
+        }
+        if (sticky == null) {
+            adoptProcessFault();
+        }
+        if (sticky != null) {
+            throw err(sticky, op, "the context is unusable after a sticky fault (no in-process recovery, as on CUDA: "
+                    + "close this device and open another in a fresh simulated process): " + stickyDetail);
+        }
+    }
+
+    /** A sticky fault of another device in this simulated process poisons this one too. */
+    private void adoptProcessFault() {
+        SimProcess.Fault f = process.fault();
+        if (f != null) {
+            sticky = f.error();
+            stickyDetail = "latched in another simulator runtime of " + process + ": " + f.detail();
+            scheduler.discardAll();
+        }
+    }
+
+    /** Latches {@code error} here and in the simulated process; pending work is dropped, as it will never run. */
+    private void setSticky(CudaError error, String detail) {
+        sticky = error;
+        stickyDetail = detail;
+        process.poison(error, detail);
+        scheduler.discardAll();
+    }
+
+    private SimStream stream(long h, String op) {
+        if (h == 0 || h == 1) {
+            return legacy;
+        }
+        if (h == 2) {
+            return perThread.computeIfAbsent(Thread.currentThread(), t -> new SimStream(2, SimStream.Kind.PER_THREAD, true,
+                    "the per-thread default stream of thread '" + t.getName() + "'"));
+        }
+        SimStream s = streams.get(h);
+        if (s == null) {
+            throw err(CudaError.INVALID_HANDLE, op, "stream=" + hex(h) + ": not a live stream (destroyed, or never created)");
+        }
+        return s;
+    }
+
+    private SimEvent event(long h, String op) {
+        SimEvent e = events.get(h);
+        if (e == null) {
+            throw err(CudaError.INVALID_HANDLE, op, "event=" + hex(h) + ": not a live event (destroyed, or never created)");
+        }
+        return e;
+    }
+
+    private SimFunction function(long h, String op, SimStream s) {
+        SimFunction f = h == 0 ? null : functions.get(h);
+        if (f == null) {
+            throw bad(s, CudaError.INVALID_HANDLE, op, "func=" + hex(h) + ": "
+                    + (h == 0 ? "NULL" : "not a function from cuModuleGetFunction"));
+        }
+        if (!f.module.loaded) {
+            throw bad(s, CudaError.INVALID_HANDLE, op, "func=" + f.name + ": its module was unloaded");
+        }
+        return f;
+    }
+
+    /** An argument error on a call that names a stream: it also invalidates the stream's capture, as CUDA does. */
+    private static GpuException bad(SimStream s, CudaError e, String op, String details) {
+        if (s != null && s.capture != null) {
+            s.capture.invalidate(op);
+        }
+        return err(e, op, details);
+    }
+
+    /** @return {@code false} when {@code bytes} is 0 (a no-op) */
+    private static boolean checkCount(SimStream s, long bytes, String op, String d) {
+        if (bytes < 0) {
+            throw bad(s, CudaError.INVALID_VALUE, op, (d == null ? "" : d + ": ") + "bytes=" + bytes + " is negative");
+        }
+        return bytes != 0;
+    }
+
+    private static void checkHost(SimStream s, MemorySegment seg, long bytes, String op, String d, String which) {
+        String why = seg == null ? "is null"
+                : !seg.scope().isAlive() ? "is closed"
+                : seg.byteSize() < bytes ? "has " + seg.byteSize() + " bytes, fewer than " + bytes
+                : null;
+        if (why != null) {
+            throw bad(s, CudaError.INVALID_VALUE, op, (d == null ? "bytes=" + bytes : d) + ": the host " + which + " " + why);
+        }
+    }
+
+    private void checkDevice(SimStream s, long ptr, long bytes, String op, String d, String which) {
+        if (memory.find(ptr, bytes) == null) {
+            throw bad(s, CudaError.INVALID_VALUE, op, (d == null ? "bytes=" + bytes : d) + ": the " + which + " "
+                    + memory.explain(ptr, bytes));
+        }
+    }
+
+    private boolean isPinned(MemorySegment seg, long bytes) {
+        if (!seg.isNative()) {
+            return false;
+        }
+        Alloc a = memory.find(seg.address(), bytes);
+        return a != null && a.kind == Alloc.Kind.PINNED;
+    }
+
+    /** Work on a capturing stream is recorded; otherwise enqueued. {@return the operation, or {@code null} when recorded} */
+    private Op submit(SimStream s, Work w, String op, String d) {
+        if (s.capture != null) {
+            s.capture.add(s, w);
+            return null;
+        }
+        if (s.kind == SimStream.Kind.LEGACY) {
+            checkLegacyWork(op, d == null ? w.describe() : d);
+        }
+        return scheduler.enqueue(s, w, null);
+    }
+
+    private static void checkInvalidated(SimStream s, String op) {
+        if (s.capture != null && s.capture.invalidated) {
+            throw err(CudaError.STREAM_CAPTURE_INVALIDATED, op, "stream=" + s + ": " + s.capture
+                    + "; end the capture (it reports 901) and begin again");
+        }
+    }
+
+    /** Synchronizing or querying a capturing stream is never allowed: 900, invalidating. */
+    private static void checkNotCapturing(SimStream s, String op) {
+        if (s.capture != null) {
+            s.capture.invalidate(op);
+            throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, "stream=" + s + " is in " + s.capture
+                    + "; it cannot be synchronized or queried until the capture ends; the capture is now invalidated");
+        }
+    }
+
+    /** Querying or synchronizing an event recorded in a live capture: 907, invalidating. */
+    private static void checkNotCaptured(SimEvent ev, String op) {
+        Capture c = ev.capturedIn;
+        if (c != null) {
+            c.invalidate(op);
+            throw err(CudaError.CAPTURED_EVENT, op, ev + " was last recorded in " + c
+                    + "; it cannot be queried or synchronized; the capture is now invalidated");
+        }
+    }
+
+    /**
+     * CUDA's "potentially unsafe" calls (allocation, free, synchronizing or querying other work) are
+     * refused while a GLOBAL capture is live in any thread, or a THREAD_LOCAL one in this thread: 900,
+     * invalidating that capture.
+     */
+    private void checkUnsafe(String op, String d) {
+        if (captures.isEmpty()) {
+            return;
+        }
+        Thread me = Thread.currentThread();
+        Capture hit = null;
+        for (Capture c : captures) {
+            if (c.mode == Capture.GLOBAL || (c.mode == Capture.THREAD_LOCAL && c.owner == me)) {
+                c.invalidate(op);
+                if (hit == null) {
+                    hit = c;
+                }
+            }
+        }
+        if (hit != null) {
+            throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, d + ": not permitted while " + hit
+                    + " is live; the capture is now invalidated (use RELAXED mode, or move this call out of the capture)");
+        }
+    }
+
+    /**
+     * Work on the legacy stream (or a synchronous copy, which runs there) while a blocking stream
+     * captures would make the legacy stream depend on the capture: 906, invalidating it. Captures on
+     * non-blocking streams are exempt.
+     */
+    private void checkLegacyWork(String op, String d) {
+        if (captures.isEmpty()) {
+            return;
+        }
+        Capture hit = null;
+        for (Capture c : captures) {
+            if (c.anyBlocking()) {
+                c.invalidate(op);
+                if (hit == null) {
+                    hit = c;
+                }
+            }
+        }
+        if (hit != null) {
+            throw err(CudaError.STREAM_CAPTURE_IMPLICIT, op, d + ": legacy-stream work while " + hit
+                    + " is live would depend on a capturing blocking stream; the capture is now invalidated "
+                    + "(capture on a non-blocking stream, or give this work an explicit stream)");
+        }
+    }
+
+    private void injectedSyncFailure(String op, Object what) {
+        if (syncFailure != null) {
+            CudaError e = syncFailure;
+            syncFailure = null;
+            setSticky(e, e + " injected by SimControls.failNextSync and reported by " + op + " of " + what);
+            throw err(e, op, stickyDetail);
+        }
+    }
+
+    private void drain(String op, Object what, Op target) {
+        try {
+            scheduler.runUntil(target);
+        } catch (SimFault f) {
+            throw latch(f, op, what);
+        }
+    }
+
+    private void drainAll(String op, Object what) {
+        try {
+            scheduler.runAll();
+        } catch (SimFault f) {
+            throw latch(f, op, what);
+        }
+    }
+
+    private void step(String op, Object what, Op target) {
+        try {
+            scheduler.step(target);
+        } catch (SimFault f) {
+            throw latch(f, op, what);
+        }
+    }
+
+    /** Latches a device fault as the sticky error; pending work is dropped, as it will never run. */
+    private GpuException latch(SimFault f, String op, Object what) {
+        setSticky(f.error, f.error + " in " + f.getMessage());
+        String w = String.valueOf(what);
+        return new GpuException(f.error, f.error.code(), op, (w.isEmpty() ? "" : w + ": ") + "device fault: "
+                + f.getMessage(), f);
+    }
+
+    private static int[] union(int[] a, int[] b) {
+        TreeSet<Integer> all = new TreeSet<>();
+        for (int x : a) {
+            all.add(x);
+        }
+        for (int x : b) {
+            all.add(x);
+        }
+        return all.stream().mapToInt(Integer::intValue).toArray();
+    }
+}

@@ -1,0 +1,232 @@
+package metrale.gpu.sim.internal;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import metrale.gpu.CudaError;
+import metrale.gpu.Dim3;
+import metrale.gpu.sim.SimKernel;
+
+/**
+ * The kinds of device work. Each re-resolves its device addresses when it runs, so work that
+ * outlives its memory (a graph replayed after a free) faults with {@code ILLEGAL_ADDRESS} instead of
+ * touching freed memory; host memory freed before an async copy runs faults the same way.
+ */
+final class Works {
+
+    private Works() {
+    }
+
+    private static String hex(long v) {
+        return "0x" + Long.toHexString(v);
+    }
+
+    /** Host-to-device copy; the source is read when it runs. */
+    record CopyH2D(String op, long dst, MemorySegment src, long bytes) implements Work {
+        @Override
+        public void run(Engine e) {
+            MemorySegment d = e.memory.rangeOrFault(dst, bytes, describe() + " destination");
+            try {
+                MemorySegment.copy(src, 0, d, 0, bytes);
+            } catch (IllegalStateException x) {
+                throw new SimFault(CudaError.ILLEGAL_ADDRESS, describe() + ": the host source was freed before the copy ran", x);
+            }
+            if (e.memory.init != null) {
+                e.memory.init.wrote(e.memory, dst, bytes);
+            }
+        }
+
+        @Override
+        public String describe() {
+            return op + "(dst=" + hex(dst) + ", bytes=" + bytes + ")";
+        }
+    }
+
+    /** Device-to-host copy; the destination is written when it runs. */
+    record CopyD2H(String op, MemorySegment dst, long src, long bytes) implements Work {
+        @Override
+        public void run(Engine e) {
+            MemorySegment s = e.memory.rangeOrFault(src, bytes, describe() + " source");
+            if (e.memory.init != null) {
+                e.memory.init.read(e.memory, describe(), src, bytes);
+            }
+            try {
+                MemorySegment.copy(s, 0, dst, 0, bytes);
+            } catch (IllegalStateException x) {
+                throw new SimFault(CudaError.ILLEGAL_ADDRESS, describe() + ": the host destination was freed before the copy ran", x);
+            }
+        }
+
+        @Override
+        public String describe() {
+            return op + "(src=" + hex(src) + ", bytes=" + bytes + ")";
+        }
+    }
+
+    /** Device-to-device copy; overlapping ranges behave like {@code memmove}. */
+    record CopyD2D(String op, long dst, long src, long bytes) implements Work {
+        @Override
+        public void run(Engine e) {
+            MemorySegment s = e.memory.rangeOrFault(src, bytes, describe() + " source");
+            MemorySegment d = e.memory.rangeOrFault(dst, bytes, describe() + " destination");
+            if (e.memory.init != null) {
+                e.memory.init.read(e.memory, describe(), src, bytes);
+                e.memory.init.wrote(e.memory, dst, bytes);
+            }
+            MemorySegment.copy(s, 0, d, 0, bytes);
+        }
+
+        @Override
+        public String describe() {
+            return op + "(dst=" + hex(dst) + ", src=" + hex(src) + ", bytes=" + bytes + ")";
+        }
+    }
+
+    /** Pitched device-to-device copy of {@code height} rows of {@code width} bytes. */
+    record Copy2D(long dst, long dstPitch, long src, long srcPitch, long width, long height) implements Work {
+        @Override
+        public void run(Engine e) {
+            MemorySegment s = e.memory.rangeOrFault(src, (height - 1) * srcPitch + width, describe() + " source");
+            MemorySegment d = e.memory.rangeOrFault(dst, (height - 1) * dstPitch + width, describe() + " destination");
+            for (long r = 0; r < height; r++) {
+                if (e.memory.init != null) {
+                    e.memory.init.read(e.memory, describe(), src + r * srcPitch, width);
+                    e.memory.init.wrote(e.memory, dst + r * dstPitch, width);
+                }
+                MemorySegment.copy(s, r * srcPitch, d, r * dstPitch, width);
+            }
+        }
+
+        @Override
+        public String describe() {
+            return "cuMemcpy2DAsync_v2(dst=" + hex(dst) + ", dstPitch=" + dstPitch + ", src=" + hex(src)
+                    + ", srcPitch=" + srcPitch + ", width=" + width + ", height=" + height + ")";
+        }
+    }
+
+    /** Byte memset. */
+    record Memset(String op, long ptr, byte value, long bytes) implements Work {
+        @Override
+        public void run(Engine e) {
+            e.memory.rangeOrFault(ptr, bytes, describe()).fill(value);
+            if (e.memory.init != null) {
+                e.memory.init.wrote(e.memory, ptr, bytes);
+            }
+        }
+
+        @Override
+        public String describe() {
+            return op + "(ptr=" + hex(ptr) + ", value=" + (value & 0xff) + ", bytes=" + bytes + ")";
+        }
+    }
+
+    /** An event's marker, or a wait: does nothing itself; its completion is what matters. */
+    record Marker(String what) implements Work {
+        @Override
+        public void run(Engine e) {
+            // Completion is recorded by the scheduler.
+        }
+
+        @Override
+        public String describe() {
+            return what;
+        }
+    }
+
+    /** One kernel launch with the argument values copied at enqueue. */
+    record Kernel(String name, SimKernel kernel, Dim3 grid, Dim3 block, int sharedMemBytes,
+                  long[] words, byte[][] bytes, int[] sizes) implements Work {
+        @Override
+        public void run(Engine e) {
+            if (e.faultKernels.remove(name)) {
+                throw new SimFault(CudaError.ILLEGAL_ADDRESS, "kernel " + describe()
+                        + ": illegal address injected by SimControls.faultKernel(\"" + name.replace("::", "\", \"") + "\")");
+            }
+            LaunchImpl launch = new LaunchImpl(this, e.memory);
+            try {
+                kernel.launch(launch);
+            } catch (SimFault f) {
+                throw new SimFault(f.error, "kernel " + describe() + ": " + f.getMessage(), f);
+            } catch (IndexOutOfBoundsException | IllegalStateException x) {
+                // A segment bounds or liveness check the views did not catch first.
+                throw new SimFault(CudaError.ILLEGAL_ADDRESS, "kernel " + describe() + ": " + x, x);
+            } catch (AssertionError x) {
+                throw new SimFault(CudaError.ASSERT, "kernel " + describe() + ": device-side assert: " + x.getMessage(), x);
+            } catch (RuntimeException x) {
+                throw new SimFault(CudaError.LAUNCH_FAILED, "kernel " + describe() + " threw " + x, x);
+            } finally {
+                launch.close();
+            }
+        }
+
+        @Override
+        public String describe() {
+            return name + " (grid " + grid + ", block " + block + ", smem " + sharedMemBytes + ")";
+        }
+    }
+
+    /** One node of a captured graph. */
+    record Node(Work work, int[] deps) {
+    }
+
+    /** A graph replay: its nodes in a seeded topological order. */
+    static final class GraphRun implements Work {
+        private final List<Node> nodes;
+        private final int[][] succ;
+        private final int[] indeg;
+        private final String label;
+
+        GraphRun(List<Node> nodes, String label) {
+            this.nodes = List.copyOf(nodes);
+            this.label = label;
+            int n = nodes.size();
+            this.indeg = new int[n];
+            List<List<Integer>> s = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                s.add(new ArrayList<>());
+            }
+            for (int i = 0; i < n; i++) {
+                for (int d : nodes.get(i).deps()) {
+                    s.get(d).add(i);
+                    indeg[i]++;
+                }
+            }
+            this.succ = new int[n][];
+            for (int i = 0; i < n; i++) {
+                succ[i] = s.get(i).stream().mapToInt(Integer::intValue).toArray();
+            }
+        }
+
+        int size() {
+            return nodes.size();
+        }
+
+        @Override
+        public void run(Engine e) {
+            int[] left = indeg.clone();
+            int[] ready = new int[nodes.size()];
+            int nReady = 0;
+            for (int i = 0; i < left.length; i++) {
+                if (left[i] == 0) {
+                    ready[nReady++] = i;
+                }
+            }
+            while (nReady > 0) {
+                int k = e.choose(nReady);
+                int i = ready[k];
+                ready[k] = ready[--nReady];
+                nodes.get(i).work().run(e);
+                for (int s : succ[i]) {
+                    if (--left[s] == 0) {
+                        ready[nReady++] = s;
+                    }
+                }
+            }
+        }
+
+        @Override
+        public String describe() {
+            return label + " (" + nodes.size() + " nodes)";
+        }
+    }
+}
