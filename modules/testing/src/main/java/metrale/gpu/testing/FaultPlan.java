@@ -8,7 +8,8 @@ import java.lang.annotation.Target;
 import metrale.gpu.CudaError;
 
 /**
- * Faults the simulator injects into a {@link GpuTest} run, armed before the method starts, so an
+ * Faults the simulator injects into a {@link GpuTest} run, armed after the {@code @BeforeEach} methods
+ * and before the method itself (so counts start there), so an
  * application's recovery path is tested without a GPU. A run with a plan is skipped on CUDA.
  *
  * <p>A sticky fault the plan causes must also be declared with {@link ExpectFault}, or the run fails.

@@ -12,9 +12,11 @@ import java.util.Set;
 import java.util.stream.Stream;
 import metrale.gpu.CudaError;
 import metrale.gpu.Gpu;
-import metrale.gpu.sim.SimDevice;
+import metrale.gpu.sim.SimControls;
+import metrale.gpu.sim.SimTwins;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.BeforeTestExecutionCallback;
 import org.junit.jupiter.api.extension.ConditionEvaluationResult;
 import org.junit.jupiter.api.extension.ExecutionCondition;
 import org.junit.jupiter.api.extension.Extension;
@@ -32,7 +34,8 @@ import org.junit.platform.commons.support.AnnotationSupport;
  * that is checked and closed afterwards. Use it through {@link GpuTest}; registering it with
  * {@code @ExtendWith} alone runs nothing.
  *
- * <p>Parameters it resolves in a run: {@link Gpu} (the run's runtime) and {@link Backend}.
+ * <p>Parameters it resolves in a run: {@link Gpu} (the run's runtime), {@link Backend}, and on the
+ * simulator {@link SimTwins} (the run's twin table) and {@link SimControls}.
  * Stateless and thread-safe: the state of a run lives in that run's extension context.
  */
 public final class GpuExtension implements TestTemplateInvocationContextProvider {
@@ -82,8 +85,13 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
         }
 
         /** {@return why a run of these options needs the simulator, or empty} */
-        Optional<String> simulatorOnly() {
+        Optional<String> simulatorOnly(Method m) {
             List<String> why = new ArrayList<>();
+            for (Class<?> p : m.getParameterTypes()) {
+                if (p == SimTwins.class || p == SimControls.class) {
+                    why.add("a " + p.getSimpleName() + " parameter");
+                }
+            }
             if (plan.isPresent()) {
                 why.add("a @FaultPlan");
             }
@@ -110,7 +118,8 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
     }
 
     /** One run: opens the runtime before it, checks and closes it after. */
-    static final class Run implements ExecutionCondition, BeforeEachCallback, AfterEachCallback, ParameterResolver {
+    static final class Run implements ExecutionCondition, BeforeEachCallback, BeforeTestExecutionCallback, AfterEachCallback,
+            ParameterResolver {
 
         final Backend backend;
         private final RunOptions options;
@@ -125,7 +134,7 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
             if (backend == Backend.SIM) {
                 return ConditionEvaluationResult.enabled("the simulator is always available");
             }
-            Optional<String> simOnly = options.simulatorOnly();
+            Optional<String> simOnly = options.simulatorOnly(context.getRequiredTestMethod());
             if (simOnly.isPresent()) {
                 return ConditionEvaluationResult.disabled("needs the simulator: " + simOnly.get());
             }
@@ -149,17 +158,41 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
             GpuTest t = options.test();
             TestGpus.Builder b = TestGpus.on(backend).redZoneBytes(t.redZoneBytes());
             if (backend == Backend.SIM) {
-                b.seed(t.seed()).capacity(t.capacity()).initCheck(t.initCheck());
+                SimTwins table = new SimTwins();
+                context.getStore(NS).put(SimTwins.class, table);
+                b.seed(t.seed()).capacity(t.capacity()).initCheck(t.initCheck()).twinTable(table);
+                for (Class<? extends Twins> c : t.twins()) {
+                    b.twins(instantiate(c));
+                }
             }
             Gpu gpu = b.open();
             // Closed by JUnit with the context if afterEach is never reached; close is idempotent.
             context.getStore(NS).put(Gpu.class, gpu);
-            options.plan().ifPresent(p -> arm(gpu, p));
             inject(context, gpu);
         }
 
+        /** Arms the fault plan after the {@code @BeforeEach} methods, so its counts start at the method. */
+        @Override
+        public void beforeTestExecution(ExtensionContext context) {
+            Gpu gpu = context.getStore(NS).get(Gpu.class, Gpu.class);
+            if (gpu != null) {
+                options.plan().ifPresent(p -> arm(gpu, p));
+            }
+        }
+
+        private static Twins instantiate(Class<? extends Twins> c) {
+            try {
+                var ctor = c.getDeclaredConstructor();
+                ctor.setAccessible(true);
+                return ctor.newInstance();
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                throw new ExtensionConfigurationException("@GpuTest(twins = " + c.getName() + ".class): cannot create it "
+                        + "with its no-argument constructor (" + e + ")", e);
+            }
+        }
+
         private static void arm(Gpu gpu, FaultPlan p) {
-            SimDevice sim = gpu.unwrap(SimDevice.class).orElseThrow(() ->
+            SimControls sim = gpu.unwrap(SimControls.class).orElseThrow(() ->
                     new ExtensionConfigurationException("@FaultPlan needs the simulator, but the runtime is " + gpu.backendName()));
             for (int nth : p.failAllocation()) {
                 sim.failAllocation(nth);
@@ -219,7 +252,8 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
         @Override
         public boolean supportsParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
             Class<?> type = parameterContext.getParameter().getType();
-            return type == Gpu.class || type == Backend.class;
+            return type == Gpu.class || type == Backend.class
+                    || (backend == Backend.SIM && (type == SimTwins.class || type == SimControls.class));
         }
 
         @Override
@@ -228,10 +262,17 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
             if (type == Backend.class) {
                 return backend;
             }
+            if (type == SimTwins.class) {
+                return extensionContext.getStore(NS).get(SimTwins.class, SimTwins.class);
+            }
             Gpu gpu = extensionContext.getStore(NS).get(Gpu.class, Gpu.class);
             if (gpu == null) {
                 throw new ParameterResolutionException("no runtime is open for " + parameterContext.getParameter()
                         + ": a Gpu parameter is resolved only for a @GpuTest method");
+            }
+            if (type == SimControls.class) {
+                return gpu.unwrap(SimControls.class).orElseThrow(() ->
+                        new ParameterResolutionException("the runtime of " + backend.id() + " has no SimControls"));
             }
             return gpu;
         }

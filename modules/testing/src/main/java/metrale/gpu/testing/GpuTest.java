@@ -18,7 +18,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * simulator (a {@link FaultPlan}, {@link #initCheck()}, {@link #capacity()}) is skipped on CUDA
  * with that reason.
  *
- * <p>On the simulator each run has a device of its own, so runs may go in parallel.
+ * <p>On the simulator each run has a device of its own in a simulated process of its own, and its
+ * own twins ({@link #twins()}, and what the test registers in a {@link metrale.gpu.sim.SimTwins}
+ * parameter before it looks a kernel up), so runs may go in parallel.
+ *
+ * <p>Parameters: {@link metrale.gpu.Gpu}, {@link Backend}, and on the simulator
+ * {@link metrale.gpu.sim.SimTwins} and {@link metrale.gpu.sim.SimControls} (a method that takes
+ * either is skipped on CUDA).
  *
  * <p>After the method (and its {@code @AfterEach} methods) the runtime is checked by
  * {@link GpuChecks}: the run fails if a live allocation was left, a red zone was overwritten, a
@@ -55,4 +61,7 @@ public @interface GpuTest {
      * memset or kernel wrote is reported with the allocation's site and the offset. Simulator only.
      */
     boolean initCheck() default false;
+
+    /** {@return classes whose twins are registered in this run's own table (each has a no-argument constructor)} */
+    Class<? extends Twins>[] twins() default {};
 }

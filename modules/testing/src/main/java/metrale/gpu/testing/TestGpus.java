@@ -1,14 +1,21 @@
 package metrale.gpu.testing;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
-import metrale.gpu.sim.SimDevice;
 import metrale.gpu.sim.SimInitCheck;
+import metrale.gpu.sim.SimOptions;
+import metrale.gpu.sim.SimTwins;
 
 /**
  * Opens the runtimes {@link GpuTest} gives its runs, for code that opens its own: a jqwik property
  * opens one per try, checks it with {@link GpuChecks} and closes it.
+ *
+ * <p>A simulator runtime lives in a simulated process of its own ({@code sim.process=fresh}), so a
+ * sticky fault in one test poisons no other, and looks twins up first in a table of its own
+ * ({@code sim.twins}), so tests may run in parallel.
  *
  * <pre>{@code
  * @Property
@@ -49,6 +56,8 @@ public final class TestGpus {
         private long capacity;
         private long seed;
         private boolean initCheck;
+        private SimTwins table;
+        private final List<Twins> twins = new ArrayList<>();
 
         Builder(Backend backend) {
             this.backend = backend;
@@ -104,6 +113,32 @@ public final class TestGpus {
             return this;
         }
 
+        /**
+         * Adds twins to register in the runtime's own table (simulator only; ignored on CUDA,
+         * which runs the real kernels).
+         *
+         * @param more the application's twins
+         * @return this
+         */
+        public Builder twins(Twins... more) {
+            for (Twins t : more) {
+                twins.add(Objects.requireNonNull(t, "twins"));
+            }
+            return this;
+        }
+
+        /**
+         * Uses {@code table} as the runtime's twin table instead of a fresh one, so the caller can
+         * register more twins after the runtime is open.
+         *
+         * @param table the table; {@link #twins(Twins...)} registers into it too
+         * @return this
+         */
+        public Builder twinTable(SimTwins table) {
+            this.table = Objects.requireNonNull(table, "table");
+            return this;
+        }
+
         /** {@return the backend this builder opens} */
         public Backend backend() {
             return backend;
@@ -120,9 +155,15 @@ public final class TestGpus {
         public Gpu open() {
             GpuBuilder b = Gpu.builder().backend(backend.id()).redZoneBytes(redZoneBytes).redZoneMinIndex(0).allocSites(true);
             if (backend == Backend.SIM) {
-                b.backendOption(SimDevice.OPT_SEED, Long.toString(seed));
+                SimTwins t = table != null ? table : new SimTwins();
+                for (Twins w : twins) {
+                    w.register(t);
+                }
+                b.backendOption(SimOptions.PROCESS, SimOptions.PROCESS_FRESH);
+                b.backendOption(SimOptions.TWINS, (Object) t);
+                b.backendOption(SimOptions.SEED, Long.toString(seed));
                 if (capacity > 0) {
-                    b.backendOption(SimDevice.OPT_CAPACITY, Long.toString(capacity));
+                    b.backendOption(SimOptions.CAPACITY, Long.toString(capacity));
                 }
                 b.backendOption(SimInitCheck.OPT_INITCHECK, Boolean.toString(initCheck));
             } else if (capacity > 0 || initCheck) {

@@ -18,6 +18,7 @@ import metrale.gpu.testing.fixtures.FaultFixture;
 import metrale.gpu.testing.fixtures.InitCheckFixture;
 import metrale.gpu.testing.fixtures.LeakFixture;
 import metrale.gpu.testing.fixtures.RedZoneFixture;
+import metrale.gpu.testing.fixtures.SimOnlyFixture;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.testkit.engine.EngineTestKit;
 import org.junit.platform.testkit.engine.Event;
@@ -75,7 +76,7 @@ class GpuExtensionTest {
                 .contains("sticky fault ILLEGAL_ADDRESS latched during synchronize")
                 .contains("at FaultFixture.java:" + FaultFixture.syncLine)
                 .contains("which the test did not declare (@ExpectFault(CudaError.ILLEGAL_ADDRESS))")
-                .contains("injected by SimDevice.faultKernel(\"kit\", \"fill\")");
+                .contains("injected by SimControls.faultKernel(\"kit\", \"fill\")");
     }
 
     @Test
@@ -123,23 +124,11 @@ class GpuExtensionTest {
         run(InitCheckFixture.class, "everythingWrittenFirst").assertStatistics(s -> s.started(1).succeeded(1));
     }
 
-    @Test
-    void eachBackendIsARunAndCudaIsSkippedWithTheReasonWhereItCannotLoad() {
-        Events events = run(CleanFixture.class);
-        events.assertThatEvents()
-                .haveExactly(1, event(displayName("[sim]"), finishedSuccessfully()))
-                .haveExactly(1, event(displayName("[cuda]"), skippedWithReason(r -> r.startsWith("cuda is unavailable: "))));
-    }
-
-    @Test
-    void requiredCudaFailsWhereItCannotLoad() {
+    private static Events runRequired(Class<?> fixture, boolean required) {
         String before = System.getProperty(GpuExtension.REQUIRED_PROPERTY);
-        System.setProperty(GpuExtension.REQUIRED_PROPERTY, "true");
+        System.setProperty(GpuExtension.REQUIRED_PROPERTY, Boolean.toString(required));
         try {
-            run(CleanFixture.class).assertThatEvents()
-                    .haveExactly(1, event(displayName("[sim]"), finishedSuccessfully()))
-                    .haveExactly(1, event(displayName("[cuda]"), finishedWithFailure(instanceOf(AssertionError.class),
-                            message(m -> m.startsWith("metrale.gpu.required=true but cuda is unavailable: ")))));
+            return run(fixture);
         } finally {
             if (before == null) {
                 System.clearProperty(GpuExtension.REQUIRED_PROPERTY);
@@ -147,5 +136,39 @@ class GpuExtensionTest {
                 System.setProperty(GpuExtension.REQUIRED_PROPERTY, before);
             }
         }
+    }
+
+    @Test
+    void eachBackendIsARunAndCudaIsSkippedWithTheReasonWhereItCannotLoad() {
+        Events events = runRequired(CleanFixture.class, false);
+        events.assertThatEvents().haveExactly(1, event(displayName("[sim]"), finishedSuccessfully()));
+        if (GpuExtension.unavailable(Backend.CUDA).isEmpty()) {
+            events.assertThatEvents().haveExactly(1, event(displayName("[cuda]"), finishedSuccessfully()));
+        } else {
+            String why = GpuExtension.unavailable(Backend.CUDA).get();
+            events.assertThatEvents().haveExactly(1, event(displayName("[cuda]"),
+                    skippedWithReason(r -> r.equals("cuda is unavailable: " + why))));
+        }
+    }
+
+    @Test
+    void requiredCudaFailsWhereItCannotLoad() {
+        Events events = runRequired(CleanFixture.class, true);
+        events.assertThatEvents().haveExactly(1, event(displayName("[sim]"), finishedSuccessfully()));
+        if (GpuExtension.unavailable(Backend.CUDA).isEmpty()) {
+            events.assertThatEvents().haveExactly(1, event(displayName("[cuda]"), finishedSuccessfully()));
+        } else {
+            events.assertThatEvents().haveExactly(1, event(displayName("[cuda]"), finishedWithFailure(
+                    instanceOf(AssertionError.class),
+                    message(m -> m.startsWith("metrale.gpu.required=true but cuda is unavailable: ")))));
+        }
+    }
+
+    @Test
+    void aRunThatNeedsTheSimulatorIsSkippedOnCudaWithTheReason() {
+        runRequired(SimOnlyFixture.class, true).assertThatEvents()
+                .haveExactly(1, event(displayName("[sim]"), finishedSuccessfully()))
+                .haveExactly(1, event(displayName("[cuda]"),
+                        skippedWithReason("needs the simulator: a SimControls parameter, initCheck = true")));
     }
 }

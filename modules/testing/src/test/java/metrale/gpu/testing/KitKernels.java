@@ -7,16 +7,18 @@ import metrale.gpu.LaunchConfig;
 import metrale.gpu.Stream;
 import metrale.gpu.sim.FloatView;
 import metrale.gpu.sim.SimKernels;
+import metrale.gpu.sim.SimTwins;
 
 /** Kernels of the kit's own tests, as simulator twins of module {@value #MODULE}. */
-public final class KitKernels {
+public final class KitKernels implements Twins {
 
     /** The module's load name. */
     public static final String MODULE = "kit";
 
-    static {
+    @Override
+    public void register(SimTwins twins) {
         // fill(float* out, int n, float v)
-        SimKernels.register(MODULE, "fill", l -> {
+        twins.register(MODULE, "fill", l -> {
             FloatView out = l.floats(0);
             int n = l.i32(1);
             float v = l.f32(2);
@@ -27,7 +29,7 @@ public final class KitKernels {
             });
         });
         // overflow(float* out, int n): writes four floats past out[n - 1], the off-by-four bug.
-        SimKernels.register(MODULE, "overflow", l -> {
+        twins.register(MODULE, "overflow", l -> {
             FloatView out = l.floats(0);
             int n = l.i32(1);
             l.forEachThread(t -> {
@@ -37,7 +39,7 @@ public final class KitKernels {
             });
         });
         // copy(const float* in, float* out, int n)
-        SimKernels.register(MODULE, "copy", l -> {
+        twins.register(MODULE, "copy", l -> {
             FloatView in = l.floats(0);
             FloatView out = l.floats(1);
             int n = l.i32(2);
@@ -49,7 +51,8 @@ public final class KitKernels {
         });
     }
 
-    private KitKernels() {
+    /** Creates the twins; {@code @GpuTest(twins = KitKernels.class)} does this. */
+    public KitKernels() {
     }
 
     /** Loads module {@value #MODULE} into {@code gpu}. */
