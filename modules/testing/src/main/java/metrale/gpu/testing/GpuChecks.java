@@ -39,26 +39,33 @@ public final class GpuChecks {
     public static List<String> problems(Gpu gpu, Set<CudaError> expectedFaults) {
         List<String> out = new ArrayList<>();
         Optional<SimInitCheck> initCheck = gpu.fault().isPresent() ? Optional.empty() : gpu.unwrap(SimInitCheck.class);
+        boolean surfacedHere = false;
         if (gpu.fault().isEmpty()) {
             try {
                 gpu.synchronize();
             } catch (StickyFaultException e) {
-                // Reported below from the latch.
+                // Another thread latched it meanwhile; reported below from the latch.
             } catch (GpuException e) {
-                out.add("finishing the test's pending work failed: " + e.getMessage());
+                surfacedHere = gpu.fault().isPresent();
+                if (!surfacedHere) {
+                    out.add("finishing the test's pending work failed: " + e.getMessage());
+                }
             }
         }
         Optional<StickyFaultException> fault = gpu.fault();
         if (fault.isPresent()) {
             StickyFaultException f = fault.get();
             CudaError error = f.original().error();
+            String where = surfacedHere
+                    ? "when the check ran the work the test left pending (the test never synchronized it)"
+                    : "during " + f.faultCall() + " at " + f.faultSite();
             if (expectedFaults.isEmpty()) {
-                out.add("sticky fault " + error.name() + " latched during " + f.faultCall() + " at " + f.faultSite()
+                out.add("sticky fault " + error.name() + " latched " + where
                         + ", which the test did not declare (@ExpectFault(CudaError." + error.name() + ")): "
                         + f.original().getMessage());
             } else if (!expectedFaults.contains(error)) {
-                out.add("sticky fault " + error.name() + " latched during " + f.faultCall() + " at " + f.faultSite()
-                        + ", but the test declared only " + names(expectedFaults) + ": " + f.original().getMessage());
+                out.add("sticky fault " + error.name() + " latched " + where + ", but the test declared only "
+                        + names(expectedFaults) + ": " + f.original().getMessage());
             }
         } else {
             if (!expectedFaults.isEmpty()) {
