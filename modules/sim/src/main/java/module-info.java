@@ -28,6 +28,9 @@
  * <li>{@code sim.initcheck} ({@systemProperty metrale.sim.initcheck}, {@code METRALE_SIM_INITCHECK}):
  *     {@code true} records reads of device memory never written, reached through
  *     {@link metrale.gpu.sim.SimInitCheck}; default {@code false}.</li>
+ * <li>{@code sim.blocks} ({@systemProperty metrale.sim.blocks}, {@code METRALE_SIM_BLOCKS}): how
+ *     a grid's blocks run: {@code ordered} (default, deterministic), {@code shuffled} (one thread,
+ *     an order drawn from {@code sim.seed}) or {@code parallel} (several threads).</li>
  * <li>{@code sim.process} ({@systemProperty metrale.sim.process}, {@code METRALE_SIM_PROCESS}):
  *     {@code shared} (default), the JVM's one simulated process, where a sticky fault poisons every
  *     simulator runtime of the process, open or opened later, as on a GPU; or {@code fresh}, a

@@ -5,6 +5,10 @@ package metrale.gpu.sim;
  * from a pointer to the end of the allocation it points into. An access outside it is an illegal
  * address: the kernel stops and the device latches {@code ILLEGAL_ADDRESS} (700) as a sticky fault,
  * reported with the kernel, the address and the allocation.
+ *
+ * <p>The {@code atomic} methods are CUDA's atomic operations: each returns the old value, and
+ * they are atomic also when blocks run on several threads ({@link SimBlockOrder#PARALLEL}); plain
+ * {@code get} and {@code set} are not, as on a GPU.
  */
 public interface DoubleView {
 
@@ -25,4 +29,13 @@ public interface DoubleView {
      * @param v the value
      */
     void set(long i, double v);
+
+    /**
+     * Atomically reads element {@code i} and adds {@code v}, as CUDA's {@code atomicAdd} does.
+     *
+     * @param i the element index, in [0, {@link #length()})
+     * @param v the addend
+     * @return the element's old value
+     */
+    double atomicAdd(long i, double v);
 }

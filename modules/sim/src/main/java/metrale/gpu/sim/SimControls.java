@@ -60,4 +60,38 @@ public interface SimControls {
 
     /** {@return the number of enqueued operations that have not run yet, on every stream} */
     int pendingOperations();
+
+    /**
+     * {@return the virtual clock, in nanoseconds since the device opened} It moves only when the
+     * host waits: a synchronize, a blocking copy, a free, a query that answers {@code NOT_READY}
+     * (the poll stands for the host's waiting), or {@link #advanceClock}.
+     */
+    long clockNanos();
+
+    /**
+     * Moves the virtual clock forward, as time passing on the host would (a sleep between
+     * launches and a query, say): work whose virtual end falls inside it is then complete.
+     *
+     * @param nanos how far, at least 0
+     * @throws IllegalArgumentException if {@code nanos} is negative
+     */
+    void advanceClock(long nanos);
+
+    /**
+     * Declares how long every launch of {@code module::func} runs on the virtual clock, unless its
+     * twin declares its own with {@link SimLaunch#runsFor}; 0 removes the declaration.
+     *
+     * @param module the module's load name
+     * @param func   the function's name
+     * @param nanos  the duration in nanoseconds, at least 0
+     * @throws IllegalArgumentException if {@code nanos} is negative
+     */
+    void setKernelDuration(String module, String func, long nanos);
+
+    /**
+     * Sets how the blocks of later launches run, as option {@code sim.blocks} does.
+     *
+     * @param order the block order
+     */
+    void setBlockOrder(SimBlockOrder order);
 }

@@ -34,6 +34,19 @@ public interface SimLaunch {
     /** {@return the dynamic shared memory per block, in bytes} */
     int sharedMemBytes();
 
+    /**
+     * Declares how long this launch runs on the simulator's virtual clock, overriding a duration
+     * set with {@link SimControls#setKernelDuration}: until that much virtual time has passed
+     * after the launch starts, queries of its stream, or of an event recorded after it, answer
+     * {@code NOT_READY}, and {@code elapsedMillis} across it reads it. Without a declaration a
+     * launch takes no virtual time. A twin of a kernel that spins for a time argument declares
+     * that argument here.
+     *
+     * @param nanos the duration in nanoseconds, at least 0
+     * @throws IllegalArgumentException if {@code nanos} is negative
+     */
+    void runsFor(long nanos);
+
     /** {@return the number of arguments the launch passed} */
     int argCount();
 

@@ -32,6 +32,12 @@ public final class SimOptions {
      */
     public static final String TWINS = "sim.twins";
 
+    /**
+     * How the blocks of a grid run: {@code ordered} (default), {@code shuffled} or {@code parallel}
+     * (see {@link SimBlockOrder}).
+     */
+    public static final String BLOCKS = "sim.blocks";
+
     /** Default device memory: 4 GiB. */
     public static final long DEFAULT_CAPACITY = 4L << 30;
     /** Default SM count, an H100/H200's. */

@@ -2,6 +2,7 @@ package metrale.gpu.sim.internal;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import metrale.gpu.sim.DoubleView;
 
@@ -43,5 +44,24 @@ final class DoubleViewImpl implements DoubleView {
 
     private SimFault outside(long i, boolean write) {
         return origin.fault(i, 8, "double", write, length);
+    }
+
+    // Atomic add is a compare-and-exchange loop on the bits, through an aligned var handle.
+    private static final VarHandle BITS = ValueLayout.JAVA_LONG.withOrder(ByteOrder.LITTLE_ENDIAN).varHandle();
+
+    @Override
+    public double atomicAdd(long i, double v) {
+        if (i < 0 || i >= length) {
+            throw outside(i, true);
+        }
+        long off = i << 3;
+        long old = (long) BITS.getVolatile(segment, off);
+        while (true) {
+            long seen = (long) BITS.compareAndExchange(segment, off, old, Double.doubleToRawLongBits(Double.longBitsToDouble(old) + v));
+            if (seen == old) {
+                return Double.longBitsToDouble(old);
+            }
+            old = seen;
+        }
     }
 }

@@ -1,18 +1,33 @@
 package metrale.gpu.sim.internal;
 
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
+import metrale.gpu.sim.SimBlockOrder;
 
 /**
- * The simulated hardware that work runs against: the address space, the seeded schedule and the
- * kernels armed to fault. Guarded by the device lock.
+ * The simulated hardware that work runs against: the address space, the seeded schedule, the
+ * kernels armed to fault, and the virtual clock. Guarded by the device lock.
+ *
+ * <p><b>Virtual clock.</b> {@link #now} is the device's time in nanoseconds. It moves only when
+ * the host waits (a synchronize, a blocking copy, a free, a query that answers {@code NOT_READY},
+ * {@code SimControls.advanceClock}); work takes the time its kernels declare, and nothing else.
  */
 final class Engine {
 
     final DeviceMemory memory;
     /** Names ({@code module::func}) whose next run raises {@code ILLEGAL_ADDRESS}. */
     final Set<String> faultKernels = new HashSet<>();
+    /** Declared durations of kernels ({@code module::func}), in nanoseconds. */
+    final Map<String, Long> durations = new HashMap<>();
+    /** How the blocks of a grid run. */
+    SimBlockOrder blockOrder = SimBlockOrder.ORDERED;
+    /** The virtual time, in nanoseconds. */
+    long now;
+    /** What the work now executing has declared, in nanoseconds; the scheduler resets it per operation. */
+    long workNanos;
     private SplittableRandom random;
 
     Engine(DeviceMemory memory, long seed) {
@@ -23,6 +38,13 @@ final class Engine {
     /** Restarts the schedule's random sequence from {@code seed}. */
     void seed(long seed) {
         this.random = new SplittableRandom(seed);
+    }
+
+    /** Moves the virtual clock forward to {@code t}; never back. */
+    void advanceTo(long t) {
+        if (t > now) {
+            now = t;
+        }
     }
 
     /** {@return a choice in [0, n) from the seeded schedule} */

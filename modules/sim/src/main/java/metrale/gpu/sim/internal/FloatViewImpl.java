@@ -2,6 +2,7 @@ package metrale.gpu.sim.internal;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import metrale.gpu.sim.FloatView;
 
@@ -43,5 +44,24 @@ final class FloatViewImpl implements FloatView {
 
     private SimFault outside(long i, boolean write) {
         return origin.fault(i, 4, "float", write, length);
+    }
+
+    // Atomic add is a compare-and-exchange loop on the bits, through an aligned var handle.
+    private static final VarHandle BITS = ValueLayout.JAVA_INT.withOrder(ByteOrder.LITTLE_ENDIAN).varHandle();
+
+    @Override
+    public float atomicAdd(long i, float v) {
+        if (i < 0 || i >= length) {
+            throw outside(i, true);
+        }
+        long off = i << 2;
+        int old = (int) BITS.getVolatile(segment, off);
+        while (true) {
+            int seen = (int) BITS.compareAndExchange(segment, off, old, Float.floatToRawIntBits(Float.intBitsToFloat(old) + v));
+            if (seen == old) {
+                return Float.intBitsToFloat(old);
+            }
+            old = seen;
+        }
     }
 }

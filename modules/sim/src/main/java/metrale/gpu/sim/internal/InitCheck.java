@@ -162,7 +162,10 @@ final class InitCheck {
         return dropped;
     }
 
-    // ---- views ---------------------------------------------------------------------------------
+    // ---- views: each access goes to the view, then to the shadow map -------------------------------
+    //
+    // An atomic reads the old value and writes a new one, so it is a read and a write; atomicExch
+    // only writes (its old value is usually dropped, as when setting a flag).
 
     FloatView floats(FloatView v, Alloc a, long startOff, String access) {
         return new FloatView() {
@@ -182,6 +185,14 @@ final class InitCheck {
             public void set(long i, float x) {
                 v.set(i, x);
                 wrote(a, startOff + i * 4, 4);
+            }
+
+            @Override
+            public float atomicAdd(long i, float x) {
+                float old = v.atomicAdd(i, x);
+                read(access, a, startOff + i * 4, 4);
+                wrote(a, startOff + i * 4, 4);
+                return old;
             }
         };
     }
@@ -205,6 +216,69 @@ final class InitCheck {
                 v.set(i, x);
                 wrote(a, startOff + i * 4, 4);
             }
+
+            @Override
+            public int atomicAdd(long i, int x) {
+                int old = v.atomicAdd(i, x);
+                read(access, a, startOff + i * 4, 4);
+                wrote(a, startOff + i * 4, 4);
+                return old;
+            }
+
+            @Override
+            public int atomicExch(long i, int x) {
+                int old = v.atomicExch(i, x);
+                wrote(a, startOff + i * 4, 4);
+                return old;
+            }
+
+            @Override
+            public int atomicMin(long i, int x) {
+                int old = v.atomicMin(i, x);
+                read(access, a, startOff + i * 4, 4);
+                wrote(a, startOff + i * 4, 4);
+                return old;
+            }
+
+            @Override
+            public int atomicMax(long i, int x) {
+                int old = v.atomicMax(i, x);
+                read(access, a, startOff + i * 4, 4);
+                wrote(a, startOff + i * 4, 4);
+                return old;
+            }
+
+            @Override
+            public int atomicAnd(long i, int x) {
+                int old = v.atomicAnd(i, x);
+                read(access, a, startOff + i * 4, 4);
+                wrote(a, startOff + i * 4, 4);
+                return old;
+            }
+
+            @Override
+            public int atomicOr(long i, int x) {
+                int old = v.atomicOr(i, x);
+                read(access, a, startOff + i * 4, 4);
+                wrote(a, startOff + i * 4, 4);
+                return old;
+            }
+
+            @Override
+            public int atomicXor(long i, int x) {
+                int old = v.atomicXor(i, x);
+                read(access, a, startOff + i * 4, 4);
+                wrote(a, startOff + i * 4, 4);
+                return old;
+            }
+
+            @Override
+            public int atomicCas(long i, int expected, int x) {
+                int old = v.atomicCas(i, expected, x);
+                read(access, a, startOff + i * 4, 4);
+                wrote(a, startOff + i * 4, 4);
+                return old;
+            }
         };
     }
 
@@ -227,6 +301,69 @@ final class InitCheck {
                 v.set(i, x);
                 wrote(a, startOff + i * 8, 8);
             }
+
+            @Override
+            public long atomicAdd(long i, long x) {
+                long old = v.atomicAdd(i, x);
+                read(access, a, startOff + i * 8, 8);
+                wrote(a, startOff + i * 8, 8);
+                return old;
+            }
+
+            @Override
+            public long atomicExch(long i, long x) {
+                long old = v.atomicExch(i, x);
+                wrote(a, startOff + i * 8, 8);
+                return old;
+            }
+
+            @Override
+            public long atomicMin(long i, long x) {
+                long old = v.atomicMin(i, x);
+                read(access, a, startOff + i * 8, 8);
+                wrote(a, startOff + i * 8, 8);
+                return old;
+            }
+
+            @Override
+            public long atomicMax(long i, long x) {
+                long old = v.atomicMax(i, x);
+                read(access, a, startOff + i * 8, 8);
+                wrote(a, startOff + i * 8, 8);
+                return old;
+            }
+
+            @Override
+            public long atomicAnd(long i, long x) {
+                long old = v.atomicAnd(i, x);
+                read(access, a, startOff + i * 8, 8);
+                wrote(a, startOff + i * 8, 8);
+                return old;
+            }
+
+            @Override
+            public long atomicOr(long i, long x) {
+                long old = v.atomicOr(i, x);
+                read(access, a, startOff + i * 8, 8);
+                wrote(a, startOff + i * 8, 8);
+                return old;
+            }
+
+            @Override
+            public long atomicXor(long i, long x) {
+                long old = v.atomicXor(i, x);
+                read(access, a, startOff + i * 8, 8);
+                wrote(a, startOff + i * 8, 8);
+                return old;
+            }
+
+            @Override
+            public long atomicCas(long i, long expected, long x) {
+                long old = v.atomicCas(i, expected, x);
+                read(access, a, startOff + i * 8, 8);
+                wrote(a, startOff + i * 8, 8);
+                return old;
+            }
         };
     }
 
@@ -248,6 +385,14 @@ final class InitCheck {
             public void set(long i, double x) {
                 v.set(i, x);
                 wrote(a, startOff + i * 8, 8);
+            }
+
+            @Override
+            public double atomicAdd(long i, double x) {
+                double old = v.atomicAdd(i, x);
+                read(access, a, startOff + i * 8, 8);
+                wrote(a, startOff + i * 8, 8);
+                return old;
             }
         };
     }

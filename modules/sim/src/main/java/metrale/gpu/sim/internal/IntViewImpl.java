@@ -2,6 +2,7 @@ package metrale.gpu.sim.internal;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 import metrale.gpu.sim.IntView;
 
@@ -43,5 +44,73 @@ final class IntViewImpl implements IntView {
 
     private SimFault outside(long i, boolean write) {
         return origin.fault(i, 4, "int", write, length);
+    }
+
+    // Atomic operations go through an aligned var handle: views start aligned to the element size.
+    private static final VarHandle ATOMIC = ValueLayout.JAVA_INT.withOrder(ByteOrder.LITTLE_ENDIAN).varHandle();
+
+    private long at(long i) {
+        if (i < 0 || i >= length) {
+            throw outside(i, true);
+        }
+        return i << 2;
+    }
+
+    @Override
+    public int atomicAdd(long i, int v) {
+        return (int) ATOMIC.getAndAdd(segment, at(i), v);
+    }
+
+    @Override
+    public int atomicExch(long i, int v) {
+        return (int) ATOMIC.getAndSet(segment, at(i), v);
+    }
+
+    @Override
+    public int atomicAnd(long i, int v) {
+        return (int) ATOMIC.getAndBitwiseAnd(segment, at(i), v);
+    }
+
+    @Override
+    public int atomicOr(long i, int v) {
+        return (int) ATOMIC.getAndBitwiseOr(segment, at(i), v);
+    }
+
+    @Override
+    public int atomicXor(long i, int v) {
+        return (int) ATOMIC.getAndBitwiseXor(segment, at(i), v);
+    }
+
+    @Override
+    public int atomicCas(long i, int expected, int v) {
+        return (int) ATOMIC.compareAndExchange(segment, at(i), expected, v);
+    }
+
+    @Override
+    public int atomicMin(long i, int v) {
+        long off = at(i);
+        int old = (int) ATOMIC.getVolatile(segment, off);
+        while (v < old) {
+            int seen = (int) ATOMIC.compareAndExchange(segment, off, old, v);
+            if (seen == old) {
+                break;
+            }
+            old = seen;
+        }
+        return old;
+    }
+
+    @Override
+    public int atomicMax(long i, int v) {
+        long off = at(i);
+        int old = (int) ATOMIC.getVolatile(segment, off);
+        while (v > old) {
+            int seen = (int) ATOMIC.compareAndExchange(segment, off, old, v);
+            if (seen == old) {
+                break;
+            }
+            old = seen;
+        }
+        return old;
     }
 }

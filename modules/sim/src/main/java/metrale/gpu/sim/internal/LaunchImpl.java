@@ -2,6 +2,12 @@ package metrale.gpu.sim.internal;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.Future;
 import metrale.gpu.CudaError;
 import metrale.gpu.Dim3;
 import metrale.gpu.sim.BlockBody;
@@ -11,19 +17,28 @@ import metrale.gpu.sim.FloatView;
 import metrale.gpu.sim.IntView;
 import metrale.gpu.sim.LongView;
 import metrale.gpu.sim.SimBlock;
+import metrale.gpu.sim.SimBlockOrder;
 import metrale.gpu.sim.SimLaunch;
 import metrale.gpu.sim.ThreadBody;
 
 /** One launch as its {@link SimKernel} sees it; lives for one {@link SimKernel#launch} call. */
 final class LaunchImpl implements SimLaunch, AutoCloseable {
 
+    /** Worker threads for {@link SimBlockOrder#PARALLEL}: daemon threads, at least two. */
+    private static final ForkJoinPool BLOCK_POOL = new ForkJoinPool(Math.max(2, Runtime.getRuntime().availableProcessors()));
+    /** Above this many blocks a shuffled order is a seeded affine permutation rather than a full shuffle. */
+    private static final long FULL_SHUFFLE_MAX = 1 << 20;
+
     private final Works.Kernel k;
     private final DeviceMemory memory;
+    private final Engine engine;
     private Arena sharedArena;
+    private long declaredNanos = -1;
 
-    LaunchImpl(Works.Kernel k, DeviceMemory memory) {
+    LaunchImpl(Works.Kernel k, Engine engine) {
         this.k = k;
-        this.memory = memory;
+        this.memory = engine.memory;
+        this.engine = engine;
     }
 
     @Override
@@ -44,6 +59,19 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
     @Override
     public int sharedMemBytes() {
         return k.sharedMemBytes();
+    }
+
+    @Override
+    public void runsFor(long nanos) {
+        if (nanos < 0) {
+            throw new IllegalArgumentException("runsFor(" + nanos + "): a duration is not negative");
+        }
+        declaredNanos = nanos;
+    }
+
+    /** {@return the duration the twin declared with {@link #runsFor}, or -1 when it declared none} */
+    long declaredNanos() {
+        return declaredNanos;
     }
 
     @Override
@@ -212,19 +240,38 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
     public void forEachThread(ThreadBody body) {
         Dim3 g = k.grid();
         Dim3 b = k.block();
-        Cursor c = new Cursor(g.x(), g.y(), g.z(), b.x(), b.y(), b.z());
-        final int gx = g.x();
-        final int gy = g.y();
-        final int gz = g.z();
-        for (int z = 0; z < gz; z++) {
-            c.bz = z;
-            for (int y = 0; y < gy; y++) {
-                c.by = y;
-                for (int x = 0; x < gx; x++) {
-                    c.bx = x;
+        switch (engine.blockOrder) {
+            case ORDERED -> {
+                Cursor c = new Cursor(g.x(), g.y(), g.z(), b.x(), b.y(), b.z());
+                final int gx = g.x();
+                final int gy = g.y();
+                final int gz = g.z();
+                for (int z = 0; z < gz; z++) {
+                    c.bz = z;
+                    for (int y = 0; y < gy; y++) {
+                        c.by = y;
+                        for (int x = 0; x < gx; x++) {
+                            c.bx = x;
+                            c.runBlock(body);
+                        }
+                    }
+                }
+            }
+            case SHUFFLED -> {
+                Cursor c = new Cursor(g.x(), g.y(), g.z(), b.x(), b.y(), b.z());
+                BlockSequence seq = shuffled();
+                for (long i = 0; i < seq.total; i++) {
+                    place(c, seq.at(i));
                     c.runBlock(body);
                 }
             }
+            case PARALLEL -> parallel((worker, workers) -> {
+                Cursor c = new Cursor(g.x(), g.y(), g.z(), b.x(), b.y(), b.z());
+                for (long blk = worker; blk < blocks(); blk += workers) {
+                    place(c, blk);
+                    c.runBlock(body);
+                }
+            });
         }
     }
 
@@ -232,6 +279,21 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
     public void forEachBlock(BlockBody body) {
         Dim3 g = k.grid();
         Dim3 b = k.block();
+        if (engine.blockOrder == SimBlockOrder.PARALLEL) {
+            // Each worker has its own block and shared memory, from an arena every worker may use.
+            try (Arena arena = Arena.ofShared()) {
+                parallel((worker, workers) -> {
+                    MemorySegment shared = k.sharedMemBytes() > 0 ? arena.allocate(k.sharedMemBytes(), 16) : MemorySegment.NULL;
+                    BlockImpl block = new BlockImpl(new Cursor(g.x(), g.y(), g.z(), b.x(), b.y(), b.z()), shared);
+                    for (long blk = worker; blk < blocks(); blk += workers) {
+                        shared.fill((byte) 0);
+                        place(block.cursor, blk);
+                        body.run(block);
+                    }
+                });
+            }
+            return;
+        }
         MemorySegment shared = MemorySegment.NULL;
         if (k.sharedMemBytes() > 0) {
             if (sharedArena == null) {
@@ -240,6 +302,15 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
             shared = sharedArena.allocate(k.sharedMemBytes(), 16);
         }
         BlockImpl block = new BlockImpl(new Cursor(g.x(), g.y(), g.z(), b.x(), b.y(), b.z()), shared);
+        if (engine.blockOrder == SimBlockOrder.SHUFFLED) {
+            BlockSequence seq = shuffled();
+            for (long i = 0; i < seq.total; i++) {
+                shared.fill((byte) 0);
+                place(block.cursor, seq.at(i));
+                body.run(block);
+            }
+            return;
+        }
         for (int z = 0; z < g.z(); z++) {
             for (int y = 0; y < g.y(); y++) {
                 for (int x = 0; x < g.x(); x++) {
@@ -248,6 +319,100 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
                     body.run(block);
                 }
             }
+        }
+    }
+
+    /** {@return the number of blocks in the grid} */
+    private long blocks() {
+        Dim3 g = k.grid();
+        return (long) g.x() * g.y() * g.z();
+    }
+
+    /** Moves {@code c} to the block of linear index {@code blk} (x fastest). */
+    private void place(Cursor c, long blk) {
+        Dim3 g = k.grid();
+        c.bx = (int) (blk % g.x());
+        c.by = (int) ((blk / g.x()) % g.y());
+        c.bz = (int) (blk / ((long) g.x() * g.y()));
+    }
+
+    /** A permutation of the grid's linear block indices. */
+    private record BlockSequence(long total, long[] order, long mul, long add) {
+        long at(long i) {
+            // No overflow: mul < 2^21, and a grid of 2^42 blocks is beyond what a CPU runs anyway.
+            return order != null ? order[(int) i] : (i * mul + add) % total;
+        }
+    }
+
+    /** {@return the grid's blocks in an order drawn from the schedule's seed} */
+    private BlockSequence shuffled() {
+        long total = blocks();
+        if (total <= FULL_SHUFFLE_MAX) {
+            long[] order = new long[(int) total];
+            for (int i = 0; i < order.length; i++) {
+                order[i] = i;
+            }
+            for (int i = order.length - 1; i > 0; i--) {
+                int j = engine.choose(i + 1);
+                long t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+            return new BlockSequence(total, order, 0, 0);
+        }
+        // A huge grid: i -> (i * mul + add) mod total, a bijection when mul is coprime to total.
+        long mul = 1 + 2L * engine.choose(1 << 20);
+        while (gcd(mul, total) != 1) {
+            mul += 2;
+        }
+        return new BlockSequence(total, null, mul, engine.choose(Integer.MAX_VALUE) % total);
+    }
+
+    private static long gcd(long a, long b) {
+        while (b != 0) {
+            long t = a % b;
+            a = b;
+            b = t;
+        }
+        return a;
+    }
+
+    /** One worker's share of the blocks: {@code worker} of {@code workers}. */
+    private interface Share {
+        void run(int worker, int workers);
+    }
+
+    /** Runs {@code share} on the block pool's threads at once and rethrows the first failure here. */
+    private void parallel(Share share) {
+        int workers = (int) Math.min(blocks(), BLOCK_POOL.getParallelism());
+        List<Callable<Void>> tasks = new ArrayList<>(workers);
+        for (int w = 0; w < workers; w++) {
+            int worker = w;
+            tasks.add(() -> {
+                share.run(worker, workers);
+                return null;
+            });
+        }
+        Throwable first = null;
+        try {
+            for (Future<Void> f : BLOCK_POOL.invokeAll(tasks)) {
+                try {
+                    f.get();
+                } catch (ExecutionException e) {
+                    if (first == null) {
+                        first = e.getCause();
+                    }
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SimFault(CudaError.LAUNCH_FAILED, "interrupted while blocks ran in parallel", e);
+        }
+        if (first instanceof RuntimeException r) {
+            throw r;
+        }
+        if (first instanceof Error e) {
+            throw e;
         }
     }
 
@@ -261,7 +426,7 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
 
     /** The block a {@link BlockBody} sees; one per launch, moved from block to block. */
     private static final class BlockImpl implements SimBlock {
-        private final Cursor cursor;
+        final Cursor cursor;
         private final MemorySegment shared;
         private final ViewOrigin origin;
         private FloatView floats;

@@ -10,6 +10,11 @@ import java.util.ArrayList;
  */
 final class Op {
 
+    /** {@return whether the operation has executed and its virtual end has passed on {@code clock}} */
+    boolean completeAt(long clock) {
+        return done && end <= clock;
+    }
+
     static final Op[] NONE = new Op[0];
 
     final long seq;
@@ -18,8 +23,10 @@ final class Op {
     Op prev;
     Op[] deps = NONE;
     boolean done;
-    /** {@link System#nanoTime()} when it completed; event markers use it for elapsed time. */
-    long doneNanos;
+    /** The virtual time before which it cannot start: the clock and finished predecessors at enqueue. */
+    long notBefore;
+    /** The virtual time it completes at, once it has executed; event markers give elapsed time by it. */
+    long end;
 
     // Scratch for one scheduling pass.
     int mark;

@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import metrale.gpu.CudaError;
 
 /**
  * Pending work of every stream, run as late as CUDA allows: only when a synchronizing call needs
@@ -21,6 +22,10 @@ final class Scheduler {
     private final LinkedHashSet<SimStream> active = new LinkedHashSet<>();
     private long seq;
     private int epoch;
+    /** The latest virtual end of any executed operation. */
+    private long horizon;
+    /** The latest virtual end of an executed operation on a blocking non-legacy stream. */
+    private long blockingHorizon;
 
     Scheduler(Engine engine, SimStream legacy) {
         this.engine = engine;
@@ -38,11 +43,21 @@ final class Scheduler {
     Op enqueue(SimStream s, Work work, Op extra) {
         Op op = new Op(++seq, s, work);
         op.prev = s.tail();
+        // Predecessors that already executed constrain the start through their virtual ends.
+        long notBefore = Math.max(engine.now, s.lastEnd);
         ArrayList<Op> deps = null;
         if (extra != null && !extra.done) {
             deps = new ArrayList<>(2);
             deps.add(extra);
+        } else if (extra != null) {
+            notBefore = Math.max(notBefore, extra.end);
         }
+        if (s.kind == SimStream.Kind.LEGACY) {
+            notBefore = Math.max(notBefore, blockingHorizon);
+        } else if (s.blocking) {
+            notBefore = Math.max(notBefore, legacy.lastEnd);
+        }
+        op.notBefore = notBefore;
         if (s.kind == SimStream.Kind.LEGACY) {
             for (SimStream o : active) {
                 if (o != s && o.blocking) {
@@ -67,6 +82,11 @@ final class Scheduler {
         s.pending.addLast(op);
         active.add(s);
         return op;
+    }
+
+    /** {@return the latest virtual end of any executed operation: when the device goes idle} */
+    long horizon() {
+        return horizon;
     }
 
     /** {@return whether no work is pending anywhere} */
@@ -194,14 +214,36 @@ final class Scheduler {
             throw new IllegalStateException("scheduler invariant broken: " + op.work.describe()
                     + " is not the head of " + s);
         }
-        op.work.run(engine);
-        s.pending.removeFirst();
-        op.done = true;
-        op.doneNanos = System.nanoTime();
-        op.prev = null;
-        op.deps = Op.NONE;
-        if (s.pending.isEmpty()) {
-            active.remove(s);
+        long start = op.notBefore;
+        if (op.prev != null) {
+            start = Math.max(start, op.prev.end);
+        }
+        for (Op d : op.deps) {
+            start = Math.max(start, d.end);
+        }
+        engine.workNanos = 0;
+        try {
+            op.work.run(engine);
+        } catch (SimFault f) {
+            throw f;
+        } catch (RuntimeException x) {
+            // Whatever else goes wrong while device work runs is a device exception to CUDA.
+            throw new SimFault(CudaError.LAUNCH_FAILED, op.work.describe() + " failed: " + x, x);
+        } finally {
+            // Done or failed, it leaves the queue: a failed operation never blocks later calls.
+            s.pending.removeFirst();
+            op.done = true;
+            op.end = start + engine.workNanos;
+            s.lastEnd = Math.max(s.lastEnd, op.end);
+            horizon = Math.max(horizon, op.end);
+            if (s.kind != SimStream.Kind.LEGACY && s.blocking) {
+                blockingHorizon = Math.max(blockingHorizon, op.end);
+            }
+            op.prev = null;
+            op.deps = Op.NONE;
+            if (s.pending.isEmpty()) {
+                active.remove(s);
+            }
         }
     }
 }

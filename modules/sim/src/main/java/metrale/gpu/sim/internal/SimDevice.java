@@ -1,9 +1,11 @@
 package metrale.gpu.sim.internal;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -17,6 +19,7 @@ import metrale.gpu.Dim3;
 import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.SimBlockOrder;
 import metrale.gpu.sim.SimControls;
 import metrale.gpu.sim.SimInitCheck;
 import metrale.gpu.sim.SimKernel;
@@ -63,6 +66,8 @@ import metrale.gpu.spi.MemInfo;
  *     default {@value #DEFAULT_FILL} ({@code 0xAB}).</li>
  * <li>{@code sim.initcheck}: {@code true} records reads of device memory never written
  *     ({@link SimInitCheck}); default {@code false}.</li>
+ * <li>{@code sim.blocks}: {@code ordered} (default), {@code shuffled} or {@code parallel}, how a
+ *     grid's blocks run ({@link SimBlockOrder}).</li>
  * <li>{@code sim.process}: {@code shared} (default) or {@code fresh}, the simulated process (see Faults).</li>
  * <li>{@code sim.twins} (an object): a {@link SimTwins} table looked in before {@link SimKernels}.</li>
  * </ul>
@@ -193,6 +198,14 @@ public final class SimDevice implements Driver {
         this.engine = new Engine(memory, config.getLong(OPT_SEED, 0));
         this.legacy = new SimStream(1, SimStream.Kind.LEGACY, false, "the legacy default stream");
         this.scheduler = new Scheduler(engine, legacy);
+        String blocks = config.get(SimOptions.BLOCKS, "ordered").trim();
+        this.engine.blockOrder = switch (blocks.toLowerCase(Locale.ROOT)) {
+            case "ordered" -> SimBlockOrder.ORDERED;
+            case "shuffled" -> SimBlockOrder.SHUFFLED;
+            case "parallel" -> SimBlockOrder.PARALLEL;
+            default -> throw new IllegalArgumentException("option " + SimOptions.BLOCKS + "=" + blocks
+                    + " must be ordered, shuffled or parallel");
+        };
     }
 
     // ---- simulator controls and fault injection -----------------------------------------------
@@ -256,6 +269,26 @@ public final class SimDevice implements Driver {
         @Override
         public int pendingOperations() {
             return SimDevice.this.pendingOperations();
+        }
+
+        @Override
+        public void setBlockOrder(SimBlockOrder order) {
+            SimDevice.this.setBlockOrder(order);
+        }
+
+        @Override
+        public long clockNanos() {
+            return SimDevice.this.clockNanos();
+        }
+
+        @Override
+        public void advanceClock(long nanos) {
+            SimDevice.this.advanceClock(nanos);
+        }
+
+        @Override
+        public void setKernelDuration(String module, String func, long nanos) {
+            SimDevice.this.setKernelDuration(module, func, nanos);
         }
 
         @Override
@@ -350,6 +383,74 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             syncFailure = error;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Sets how the blocks of later launches run; see {@link SimControls#setBlockOrder}.
+     *
+     * @param order the block order
+     */
+    public void setBlockOrder(SimBlockOrder order) {
+        Objects.requireNonNull(order, "order");
+        lock.lock();
+        try {
+            engine.blockOrder = order;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** {@return the virtual clock in nanoseconds} See {@link SimControls#clockNanos()}. */
+    public long clockNanos() {
+        lock.lock();
+        try {
+            return engine.now;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Moves the virtual clock forward; see {@link SimControls#advanceClock}.
+     *
+     * @param nanos how far, at least 0
+     */
+    public void advanceClock(long nanos) {
+        if (nanos < 0) {
+            throw new IllegalArgumentException("advanceClock(" + nanos + "): the clock does not go back");
+        }
+        lock.lock();
+        try {
+            engine.advanceTo(Math.addExact(engine.now, nanos));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Declares every launch of {@code module::func} to run {@code nanos}; see {@link SimControls#setKernelDuration}.
+     *
+     * @param module the module's load name
+     * @param func   the function's name
+     * @param nanos  the duration, at least 0; 0 removes it
+     */
+    public void setKernelDuration(String module, String func, long nanos) {
+        Objects.requireNonNull(module, "module");
+        Objects.requireNonNull(func, "func");
+        if (nanos < 0) {
+            throw new IllegalArgumentException("setKernelDuration(" + module + ", " + func + ", " + nanos
+                    + "): a duration is not negative");
+        }
+        lock.lock();
+        try {
+            if (nanos == 0) {
+                engine.durations.remove(module + "::" + func);
+            } else {
+                engine.durations.put(module + "::" + func, nanos);
+            }
         } finally {
             lock.unlock();
         }
@@ -615,7 +716,17 @@ public final class SimDevice implements Driver {
         streamCopy(op, stream, bytes, s -> {
             checkHost(s, src, bytes, op, null, "source");
             checkDevice(s, dst, bytes, op, null, "destination");
-            submitHostCopy(s, new Works.CopyH2D(op, dst, src, bytes), src, bytes, op, "dst=" + hex(dst));
+            if (s.capture != null) {
+                // A captured copy reads the host when the graph runs, on whatever thread launches it.
+                checkReadableAnywhere(s, src, op, "dst=" + hex(dst), "source");
+                submit(s, new Works.CopyH2D(op, dst, src, bytes), op, null);
+            } else if (isPinned(src, bytes)) {
+                submit(s, new Works.CopyH2D(op, dst, src, bytes), op, null);
+            } else {
+                // CUDA stages pageable memory before returning (a later host change does not land)
+                // and the copy completes in stream order, without waiting for the stream.
+                submit(s, new Works.CopyH2D(op, dst, stage(src, bytes), bytes), op, null);
+            }
         });
     }
 
@@ -625,6 +736,9 @@ public final class SimDevice implements Driver {
         streamCopy(op, stream, bytes, s -> {
             checkHost(s, dst, bytes, op, null, "destination");
             checkDevice(s, src, bytes, op, null, "source");
+            if (s.capture != null) {
+                checkReadableAnywhere(s, dst, op, "src=" + hex(src), "destination");
+            }
             submitHostCopy(s, new Works.CopyD2H(op, dst, src, bytes), dst, bytes, op, "src=" + hex(src));
         });
     }
@@ -677,11 +791,35 @@ public final class SimDevice implements Driver {
         }
     }
 
+    /** A thread that never runs: a segment it cannot access is confined to some thread. */
+    private static final Thread NO_THREAD = Thread.ofPlatform().unstarted(() -> { });
+
     /**
-     * Submits a stream-ordered copy with a host side. CUDA stages pageable host memory before the
-     * call returns, so unless {@code host} is pinned (or the copy was captured) the call waits for
-     * the copy; {@code device} ("dst=0x..." or "src=0x...") names the device side in that wait's
-     * errors.
+     * A graph replays a captured host copy on the thread that launches it, so a host segment
+     * confined to one thread would fail there: refused at capture, invalidating it.
+     */
+    private static void checkReadableAnywhere(SimStream s, MemorySegment host, String op, String d, String which) {
+        if (!host.isAccessibleBy(NO_THREAD)) {
+            throw bad(s, CudaError.INVALID_VALUE, op, d + ": the host " + which + " is confined to one thread "
+                    + "(Arena.ofConfined), but a graph may be launched from any thread; use a shared, global or "
+                    + "page-locked segment in a capture; the capture is now invalidated");
+        }
+    }
+
+    /** {@return a copy of {@code bytes} of {@code src}, taken now, as CUDA stages pageable memory} */
+    private static MemorySegment stage(MemorySegment src, long bytes) {
+        MemorySegment copy = bytes <= Integer.MAX_VALUE - 8
+                ? MemorySegment.ofArray(new byte[(int) bytes])
+                // Too large for an array: native memory the garbage collector frees with the work.
+                : Arena.ofAuto().allocate(bytes);
+        MemorySegment.copy(src, 0, copy, 0, bytes);
+        return copy;
+    }
+
+    /**
+     * Submits a stream-ordered device-to-host copy. Unless {@code host} is pinned (or the copy was
+     * captured) the call waits for the copy, as CUDA does for pageable memory; {@code device}
+     * ("src=0x...") names the device side in that wait's errors.
      */
     private void submitHostCopy(SimStream s, Work w, MemorySegment host, long bytes, String op, String device) {
         boolean pinned = isPinned(host, bytes);
@@ -826,6 +964,7 @@ public final class SimDevice implements Driver {
             }
             injectedSyncFailure(op, s);
             drain(op, s, s.tail());
+            engine.advanceTo(s.lastEnd);
         } finally {
             lock.unlock();
         }
@@ -845,7 +984,12 @@ public final class SimDevice implements Driver {
             }
             Op t = s.tail();
             if (t == null) {
-                return true;
+                if (s.lastEnd <= engine.now) {
+                    return true;
+                }
+                // Executed but still running on the virtual clock: the poll stands for waiting.
+                engine.advanceTo(s.lastEnd);
+                return false;
             }
             step(op, s, t);
             return false;
@@ -978,9 +1122,10 @@ public final class SimDevice implements Driver {
             if (s.kind == SimStream.Kind.LEGACY) {
                 checkLegacyWork(op, d);
             }
-            if (ev.op == null || ev.op.done) {
+            if (ev.op == null || ev.op.completeAt(engine.now)) {
                 return;
             }
+            // Pending, or executed but still running on the virtual clock: the stream waits for its end.
             scheduler.enqueue(s, new Works.Marker(op + "(" + s + ", " + ev + ")"), ev.op);
         } finally {
             lock.unlock();
@@ -998,6 +1143,9 @@ public final class SimDevice implements Driver {
             checkUnsafe(op, ev.toString());
             injectedSyncFailure(op, ev);
             drain(op, ev, ev.op);
+            if (ev.op != null) {
+                engine.advanceTo(ev.op.end);
+            }
         } finally {
             lock.unlock();
         }
@@ -1012,8 +1160,12 @@ public final class SimDevice implements Driver {
             SimEvent ev = event(event, op);
             checkNotCaptured(ev, op);
             checkUnsafe(op, ev.toString());
-            if (ev.op == null || ev.op.done) {
+            if (ev.op == null || ev.op.completeAt(engine.now)) {
                 return true;
+            }
+            if (ev.op.done) {
+                engine.advanceTo(ev.op.end);
+                return false;
             }
             step(op, ev, ev.op);
             return false;
@@ -1040,11 +1192,13 @@ public final class SimDevice implements Driver {
                 }
             }
             for (SimEvent ev : new SimEvent[] {a, b}) {
-                if (!ev.op.done) {
-                    throw err(CudaError.NOT_READY, op, ev + " has not completed; synchronize it first");
+                if (!ev.op.completeAt(engine.now)) {
+                    throw err(CudaError.NOT_READY, op, ev + " has not completed at virtual time " + engine.now
+                            + " ns; synchronize it first");
                 }
             }
-            return (float) ((b.op.doneNanos - a.op.doneNanos) / 1e6);
+            // Virtual time: what the twins between the two records declared.
+            return (float) ((b.op.end - a.op.end) / 1e6);
         } finally {
             lock.unlock();
         }
@@ -1691,20 +1845,26 @@ public final class SimDevice implements Driver {
         }
     }
 
+    /** Waits for {@code target}: runs it and what it depends on, and the clock moves to its end. */
     private void drain(String op, Object what, Op target) {
         try {
             scheduler.runUntil(target);
         } catch (SimFault f) {
             throw latch(f, op, what);
         }
+        if (target != null) {
+            engine.advanceTo(target.end);
+        }
     }
 
+    /** Waits for the whole device: runs everything, and the clock moves to when the last work ends. */
     private void drainAll(String op, Object what) {
         try {
             scheduler.runAll();
         } catch (SimFault f) {
             throw latch(f, op, what);
         }
+        engine.advanceTo(scheduler.horizon());
     }
 
     private void step(String op, Object what, Op target) {

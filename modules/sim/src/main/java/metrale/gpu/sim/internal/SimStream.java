@@ -22,6 +22,8 @@ final class SimStream {
     final String label;
     final ArrayDeque<Op> pending = new ArrayDeque<>();
     boolean destroyed;
+    /** The virtual end of the last operation that executed on this stream. */
+    long lastEnd;
     /** The capture this stream takes part in, or {@code null}. */
     Capture capture;
     /** While capturing: the nodes the stream's next node depends on. */

@@ -30,6 +30,9 @@ final class Works {
                 MemorySegment.copy(src, 0, d, 0, bytes);
             } catch (IllegalStateException x) {
                 throw new SimFault(CudaError.ILLEGAL_ADDRESS, describe() + ": the host source was freed before the copy ran", x);
+            } catch (WrongThreadException x) {
+                throw new SimFault(CudaError.ILLEGAL_ADDRESS, describe() + ": the host source is confined to another "
+                        + "thread than the one that ran the copy (" + Thread.currentThread().getName() + ")", x);
             }
             if (e.memory.init != null) {
                 e.memory.init.wrote(e.memory, dst, bytes);
@@ -54,6 +57,9 @@ final class Works {
                 MemorySegment.copy(s, 0, dst, 0, bytes);
             } catch (IllegalStateException x) {
                 throw new SimFault(CudaError.ILLEGAL_ADDRESS, describe() + ": the host destination was freed before the copy ran", x);
+            } catch (WrongThreadException x) {
+                throw new SimFault(CudaError.ILLEGAL_ADDRESS, describe() + ": the host destination is confined to another "
+                        + "thread than the one that ran the copy (" + Thread.currentThread().getName() + ")", x);
             }
         }
 
@@ -142,9 +148,12 @@ final class Works {
                 throw new SimFault(CudaError.ILLEGAL_ADDRESS, "kernel " + describe()
                         + ": illegal address injected by SimControls.faultKernel(\"" + name.replace("::", "\", \"") + "\")");
             }
-            LaunchImpl launch = new LaunchImpl(this, e.memory);
+            LaunchImpl launch = new LaunchImpl(this, e);
             try {
                 kernel.launch(launch);
+                // The twin's own declaration wins over the per-kernel one.
+                long d = launch.declaredNanos();
+                e.workNanos += d >= 0 ? d : e.durations.getOrDefault(name, 0L);
             } catch (SimFault f) {
                 throw new SimFault(f.error, "kernel " + describe() + ": " + f.getMessage(), f);
             } catch (IndexOutOfBoundsException | IllegalStateException x) {

@@ -110,8 +110,7 @@ public final class ContractKernels {
         // noop()
         SimKernels.register(module, "noop", l -> {
         });
-        // spin(long long ns): device time on a GPU; the simulator's work already waits for a sync
-        SimKernels.register(module, "spin", l -> {
-        });
+        // spin(long long ns): spins ns of the GPU's global timer; the twin takes ns of virtual time
+        SimKernels.register(module, "spin", l -> l.runsFor(l.i64(0)));
     }
 }
