@@ -31,6 +31,11 @@ class SimInitCheckTest {
                         }
                     });
                 });
+        twins.register(MODULE, "count", l -> {
+            // count(int* counter): one atomicAdd per thread; the counter must have been written first.
+            IntView c = l.ints(0);
+            l.forEachThread(t -> c.atomicAdd(0, 1));
+        });
         return Gpu.builder().backend("sim").backendOption(SimOptions.PROCESS, SimOptions.PROCESS_FRESH)
                 .backendOption(SimOptions.TWINS, twins).backendOption(SimInitCheck.OPT_INITCHECK, Boolean.toString(initCheck));
     }
@@ -113,6 +118,28 @@ class SimInitCheckTest {
             });
             gpu.free(a);
             gpu.free(b);
+        }
+    }
+
+    @Test
+    void anAtomicIsAReadAndAWrite() {
+        try (Gpu gpu = sim(true).open(); KernelArgs args = new KernelArgs()) {
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            DevicePtr unset = gpu.alloc(4);
+            DevicePtr zeroed = gpu.alloc(4);
+            gpu.memset(zeroed, 0, 4);
+            gpu.launch(gpu.kernel(MODULE, "count"), LaunchConfig.of(1, 32), Stream.DEFAULT, args.clear().ptr(unset));
+            gpu.launch(gpu.kernel(MODULE, "count"), LaunchConfig.of(1, 32), Stream.DEFAULT, args.clear().ptr(zeroed));
+            int[] n = new int[1];
+            gpu.copyD2H(zeroed, n);
+            assertThat(n[0]).isEqualTo(32);
+            // The first atomicAdd read garbage and wrote the counter, so only it is reported.
+            assertThat(reads(gpu)).singleElement().satisfies(r -> {
+                assertThat(r.allocationBase()).isEqualTo(unset.address());
+                assertThat(r.count()).isEqualTo(1);
+            });
+            gpu.free(unset);
+            gpu.free(zeroed);
         }
     }
 

@@ -3,6 +3,7 @@ package metrale.gpu.testing;
 import java.util.List;
 import metrale.gpu.Dim3;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.sim.SimBlockOrder;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -120,6 +121,15 @@ public final class GpuArbitraries {
      */
     public static Arbitrary<Long> scheduleSeeds() {
         return Arbitraries.longs().between(0, Long.MAX_VALUE).withoutEdgeCases();
+    }
+
+    /**
+     * {@return the simulator's block orders ({@code @GpuTest(blocks)}, {@link TestGpus.Builder#blocks})},
+     * shrinking toward {@code ORDERED}: a property over them shows a twin that depends on an order
+     * among blocks.
+     */
+    public static Arbitrary<SimBlockOrder> blockOrders() {
+        return Arbitraries.of(SimBlockOrder.class);
     }
 
     /**

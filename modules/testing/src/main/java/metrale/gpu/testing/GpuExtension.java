@@ -66,7 +66,7 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
     }
 
     /** The options of every run of one method, read from its annotations. */
-    record RunOptions(GpuTest test, Optional<FaultPlan> plan, Set<CudaError> expected) {
+    record RunOptions(GpuTest test, Optional<FaultPlan> plan, Set<CudaError> expected, List<KernelDuration> durations) {
 
         static RunOptions of(Method m, Class<?> testClass, GpuTest test) {
             Optional<FaultPlan> plan = find(m, testClass, FaultPlan.class);
@@ -76,7 +76,22 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
                 throw new ExtensionConfigurationException("@FaultPlan(failNextSync) on " + m + " names "
                         + plan.get().failNextSync().length + " errors; a plan arms at most one");
             }
-            return new RunOptions(test, plan, expected);
+            List<KernelDuration> durations =
+                    new ArrayList<>(AnnotationSupport.findRepeatableAnnotations(testClass, KernelDuration.class));
+            durations.addAll(AnnotationSupport.findRepeatableAnnotations(m, KernelDuration.class));
+            for (KernelDuration d : durations) {
+                splitKernel(d.kernel(), "@KernelDuration(kernel");
+                if (d.nanos() < 0) {
+                    throw new ExtensionConfigurationException("@KernelDuration(kernel = \"" + d.kernel() + "\", nanos = "
+                            + d.nanos() + ") on " + m + ": nanos must be at least 0");
+                }
+            }
+            if (plan.isPresent()) {
+                for (String k : plan.get().faultKernel()) {
+                    splitKernel(k, "@FaultPlan(faultKernel");
+                }
+            }
+            return new RunOptions(test, plan, expected, List.copyOf(durations));
         }
 
         private static <A extends java.lang.annotation.Annotation> Optional<A> find(Method m, Class<?> c, Class<A> type) {
@@ -94,6 +109,9 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
             }
             if (plan.isPresent()) {
                 why.add("a @FaultPlan");
+            }
+            if (!durations.isEmpty()) {
+                why.add("a @KernelDuration");
             }
             if (test.initCheck()) {
                 why.add("initCheck = true");
@@ -160,7 +178,7 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
             if (backend == Backend.SIM) {
                 SimTwins table = new SimTwins();
                 context.getStore(NS).put(SimTwins.class, table);
-                b.seed(t.seed()).capacity(t.capacity()).initCheck(t.initCheck()).twinTable(table);
+                b.seed(t.seed()).capacity(t.capacity()).initCheck(t.initCheck()).blocks(t.blocks()).twinTable(table);
                 for (Class<? extends Twins> c : t.twins()) {
                     b.twins(instantiate(c));
                 }
@@ -168,6 +186,13 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
             Gpu gpu = b.open();
             // Closed by JUnit with the context if afterEach is never reached; close is idempotent.
             context.getStore(NS).put(Gpu.class, gpu);
+            if (!options.durations().isEmpty()) {
+                SimControls sim = gpu.unwrap(SimControls.class).orElseThrow();
+                for (KernelDuration d : options.durations()) {
+                    String[] k = splitKernel(d.kernel(), "@KernelDuration(kernel");
+                    sim.setKernelDuration(k[0], k[1], d.nanos());
+                }
+            }
             inject(context, gpu);
         }
 
@@ -198,11 +223,8 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
                 sim.failAllocation(nth);
             }
             for (String k : p.faultKernel()) {
-                int sep = k.indexOf("::");
-                if (sep <= 0 || sep + 2 >= k.length()) {
-                    throw new ExtensionConfigurationException("@FaultPlan(faultKernel = \"" + k + "\"): expected module::func");
-                }
-                sim.faultKernel(k.substring(0, sep), k.substring(sep + 2));
+                String[] mf = splitKernel(k, "@FaultPlan(faultKernel");
+                sim.faultKernel(mf[0], mf[1]);
             }
             for (CudaError e : p.failNextSync()) {
                 sim.failNextSync(e);
@@ -276,6 +298,15 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
             }
             return gpu;
         }
+    }
+
+    /** {@return {@code module::func} split in two} */
+    static String[] splitKernel(String k, String where) {
+        int sep = k.indexOf("::");
+        if (sep <= 0 || sep + 2 >= k.length()) {
+            throw new ExtensionConfigurationException(where + " = \"" + k + "\"): expected module::func");
+        }
+        return new String[] {k.substring(0, sep), k.substring(sep + 2)};
     }
 
     /** {@return why {@code backend} cannot be opened here, or empty when it can} */

@@ -5,6 +5,7 @@ import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
+import metrale.gpu.sim.SimBlockOrder;
 import org.junit.jupiter.api.TestTemplate;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -15,8 +16,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * <p>Each run is named by its backend: {@code [sim]} always; {@code [cuda]} where a CUDA driver
  * loads, skipped with the driver's reason elsewhere, and failing with that reason when the system
  * property {@code metrale.gpu.required} is {@code true} (GPU hosts). A run that needs the
- * simulator (a {@link FaultPlan}, {@link #initCheck()}, {@link #capacity()}) is skipped on CUDA
- * with that reason.
+ * simulator (a {@link FaultPlan}, a {@link KernelDuration}, {@link #initCheck()},
+ * {@link #capacity()}) is skipped on CUDA with that reason.
  *
  * <p>On the simulator each run has a device of its own in a simulated process of its own, and its
  * own twins ({@link #twins()}, and what the test registers in a {@link metrale.gpu.sim.SimTwins}
@@ -61,6 +62,13 @@ public @interface GpuTest {
      * memset or kernel wrote is reported with the allocation's site and the offset. Simulator only.
      */
     boolean initCheck() default false;
+
+    /**
+     * {@return how the simulator runs a grid's blocks} {@code SHUFFLED} (an order drawn from
+     * {@link #seed()}) and {@code PARALLEL} (several threads) show a twin that depends on an order
+     * among blocks, which CUDA never promises. CUDA runs ignore it.
+     */
+    SimBlockOrder blocks() default SimBlockOrder.ORDERED;
 
     /** {@return classes whose twins are registered in this run's own table (each has a no-argument constructor)} */
     Class<? extends Twins>[] twins() default {};

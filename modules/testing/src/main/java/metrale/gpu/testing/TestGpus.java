@@ -2,9 +2,11 @@ package metrale.gpu.testing;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
+import metrale.gpu.sim.SimBlockOrder;
 import metrale.gpu.sim.SimInitCheck;
 import metrale.gpu.sim.SimOptions;
 import metrale.gpu.sim.SimTwins;
@@ -56,6 +58,7 @@ public final class TestGpus {
         private long capacity;
         private long seed;
         private boolean initCheck;
+        private SimBlockOrder blocks = SimBlockOrder.ORDERED;
         private SimTwins table;
         private final List<Twins> twins = new ArrayList<>();
 
@@ -114,6 +117,17 @@ public final class TestGpus {
         }
 
         /**
+         * Sets how the simulator runs a grid's blocks (ignored on CUDA).
+         *
+         * @param order the block order
+         * @return this
+         */
+        public Builder blocks(SimBlockOrder order) {
+            this.blocks = Objects.requireNonNull(order, "order");
+            return this;
+        }
+
+        /**
          * Adds twins to register in the runtime's own table (simulator only; ignored on CUDA,
          * which runs the real kernels).
          *
@@ -162,6 +176,7 @@ public final class TestGpus {
                 b.backendOption(SimOptions.PROCESS, SimOptions.PROCESS_FRESH);
                 b.backendOption(SimOptions.TWINS, (Object) t);
                 b.backendOption(SimOptions.SEED, Long.toString(seed));
+                b.backendOption(SimOptions.BLOCKS, blocks.name().toLowerCase(Locale.ROOT));
                 if (capacity > 0) {
                     b.backendOption(SimOptions.CAPACITY, Long.toString(capacity));
                 }

@@ -9,7 +9,14 @@ import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+import metrale.gpu.Event;
+import metrale.gpu.LaunchConfig;
+import metrale.gpu.Stream;
 import metrale.gpu.sim.FloatView;
+import metrale.gpu.sim.SimBlockOrder;
 import metrale.gpu.sim.SimControls;
 import metrale.gpu.sim.SimTwins;
 import org.junit.jupiter.api.BeforeEach;
@@ -64,7 +71,7 @@ class GpuTestUsageTest {
         });
         gpu.loadModule("local", metrale.gpu.sim.SimKernels.image("local"));
         try (DeviceBuffer b = gpu.allocBuffer(16); KernelArgs args = new KernelArgs()) {
-            gpu.launch(gpu.kernel("local", "seven"), metrale.gpu.LaunchConfig.of(1, 4), metrale.gpu.Stream.DEFAULT, args.ptr(b.ptr()));
+            gpu.launch(gpu.kernel("local", "seven"), LaunchConfig.of(1, 4), Stream.DEFAULT, args.ptr(b.ptr()));
             assertThat(controls.pendingOperations()).as("the launch waits for a sync").isPositive();
             float[] out = new float[4];
             b.copyTo(out);
@@ -86,5 +93,45 @@ class GpuTestUsageTest {
         // Seed 2 is the smallest schedule on which the pipeline without its wait races (RaceDetectionTest).
         assertThat(TwoStreamPipeline.firstWrong(TwoStreamPipeline.run(gpu, false))).isEqualTo(0);
         assertThat(gpu.options().redZoneBytes()).isZero();
+    }
+
+    @GpuTest(backends = Backend.SIM, twins = KitKernels.class)
+    @KernelDuration(kernel = "kit::fill", nanos = 5_000_000)
+    void kernelDurationsDriveTheVirtualClock(Gpu gpu, SimControls sim) {
+        gpu.free(fromBeforeEach);
+        KitKernels.load(gpu);
+        Stream s = gpu.createStream();
+        Event start = gpu.createEvent();
+        Event end = gpu.createEvent();
+        try (DeviceBuffer b = gpu.allocBuffer(400)) {
+            gpu.recordEvent(start, s);
+            try (KernelArgs args = new KernelArgs()) {
+                gpu.launch(gpu.kernel(KitKernels.MODULE, "fill"), LaunchConfig.forElements(100, 64), s,
+                        args.ptr(b.ptr()).i32(100).f32(1f));
+            }
+            gpu.recordEvent(end, s);
+            long before = sim.clockNanos();
+            gpu.synchronize(s);
+            assertThat(sim.clockNanos() - before).isGreaterThanOrEqualTo(5_000_000);
+            assertThat(gpu.elapsedMillis(start, end)).isEqualTo(5f);
+        } finally {
+            gpu.destroyEvent(start);
+            gpu.destroyEvent(end);
+            gpu.destroyStream(s);
+        }
+    }
+
+    @GpuTest(backends = Backend.SIM, blocks = SimBlockOrder.SHUFFLED, seed = 7)
+    void theBlockOrderOptionShufflesBlocks(Gpu gpu, SimTwins twins) {
+        gpu.free(fromBeforeEach);
+        List<Integer> order = new ArrayList<>();
+        twins.register("order", "record", l -> l.forEachBlock(blk -> order.add(blk.blockX())));
+        gpu.loadModule("order", metrale.gpu.sim.SimKernels.image("order"));
+        try (KernelArgs args = new KernelArgs()) {
+            gpu.launch(gpu.kernel("order", "record"), LaunchConfig.of(16, 1), Stream.DEFAULT, args);
+            gpu.synchronize();
+        }
+        assertThat(order).containsExactlyInAnyOrderElementsOf(IntStream.range(0, 16).boxed().toList())
+                .isNotEqualTo(IntStream.range(0, 16).boxed().toList());
     }
 }
