@@ -134,4 +134,13 @@ class GpuTestUsageTest {
         assertThat(order).containsExactlyInAnyOrderElementsOf(IntStream.range(0, 16).boxed().toList())
                 .isNotEqualTo(IntStream.range(0, 16).boxed().toList());
     }
+
+    @GpuTest(backends = Backend.SIM)
+    void theRedZoneScanAtEachFreeAddsNoSyncOrCopyToTheCounters(Gpu gpu) {
+        gpu.free(fromBeforeEach);
+        DevicePtr p = gpu.alloc(128);
+        gpu.free(p);
+        assertThat(gpu.telemetry().counters().streamSyncs()).isZero();
+        assertThat(gpu.telemetry().counters().d2hCopies()).isZero();
+    }
 }
