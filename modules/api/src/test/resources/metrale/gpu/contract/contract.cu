@@ -5,6 +5,7 @@
 //
 // Rebuild after an edit, from this directory:
 //   nvcc -ptx -arch=compute_90 -o contract.ptx contract.cu
+//   nvcc -cubin -arch=sm_90 -o contract.sm_90.cubin contract.cu   (ModuleImageContract)
 
 // p[i] = v for i < n.
 extern "C" __global__ void fill_f32(float* p, float v, int n) {

@@ -159,7 +159,14 @@ class SimLaunchConfigTest {
             cubin[4] = 2;
             cubin[5] = 1;
             cubin[18] = (byte) 190;
+            cubin[0x34] = 64;
             assertThat(dev.moduleLoadData("m", cubin)).isNotZero();
+            // A section header table the image does not hold: cut short.
+            cubin[0x28] = 64;
+            cubin[0x3A] = 64;
+            cubin[0x3C] = 2;
+            fails(CudaError.INVALID_IMAGE, () -> dev.moduleLoadData("m", cubin)).hasMessageContaining("section header table");
+            cubin[0x3C] = 0;
             cubin[18] = 62;
             fails(CudaError.INVALID_IMAGE, () -> dev.moduleLoadData("m", cubin)).hasMessageContaining("not a CUDA cubin");
             byte[] fatbin = new byte[24];

@@ -1,11 +1,21 @@
 package metrale.gpu.sim.internal;
 
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
- * A light syntax check of PTX text, standing in for the JIT: braces must balance, and every
- * statement inside a function body must be a directive ({@code .reg ...}) or start with a PTX
- * instruction (after any labels and a {@code @p} guard). It does not type-check operands.
+ * A light check of PTX text, standing in for the JIT: braces must balance, every statement inside
+ * a function body must be a directive ({@code .reg ...}) or start with a PTX instruction (after any
+ * labels and a {@code @p} guard), and every register an instruction names must be declared by a
+ * {@code .reg} earlier in the same function ({@code %r<6>} declares {@code %r0} to {@code %r5}) or
+ * be a special register. It does not type-check operands, and a register declared in a nested
+ * block counts for the rest of its function.
  */
 final class PtxCheck {
 
@@ -24,6 +34,81 @@ final class PtxCheck {
             "vadd2", "vadd4", "vavrg2", "vavrg4", "vmad", "vmax", "vmax2", "vmax4", "vmin", "vmin2", "vmin4", "vote",
             "vset", "vset2", "vset4", "vshl", "vshr", "vsub", "vsub2", "vsub4", "wgmma", "wmma", "xor");
 
+    /** Special registers ({@code %tid.x} is {@code %tid}), and prefixes of numbered ones ({@code %pm0}, {@code %envreg3}). */
+    private static final Set<String> SPECIAL = Set.of(
+            "%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid", "%gridid",
+            "%clock", "%clock64", "%clock_hi", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi", "%lanemask_eq",
+            "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt", "%dynamic_smem_size", "%total_smem_size",
+            "%aggr_smem_size", "%is_explicit_cluster", "%clusterid", "%nclusterid", "%cluster_ctaid",
+            "%cluster_nctaid", "%cluster_ctarank", "%cluster_nctarank", "%current_graph_exec");
+    private static final String[] SPECIAL_NUMBERED = {"%pm", "%envreg", "%reserved_smem_offset_"};
+    private static final Pattern REG_USE = Pattern.compile("%[A-Za-z_$][\\w$]*");
+    private static final Pattern REG_DECL = Pattern.compile("(%[A-Za-z_$][\\w$]*)\\s*(?:<\\s*(\\d+)\\s*>)?");
+
+    /** The registers one function has declared so far: exact names and parameterized ranges. */
+    private static final class Registers {
+        final Set<String> names = new HashSet<>();
+        final Map<String, Integer> ranges = new HashMap<>();
+
+        void declare(String directive) {
+            // ".reg .b32 %r<6>;", ".reg .f32 %a, %b;", ".reg .v4 .b32 %v;"
+            Matcher m = REG_DECL.matcher(directive);
+            while (m.find()) {
+                if (m.group(2) != null) {
+                    ranges.merge(m.group(1), Integer.parseInt(m.group(2)), Math::max);
+                } else {
+                    names.add(m.group(1));
+                }
+            }
+        }
+
+        /** {@return the first register {@code statement} uses without a declaration, or {@code null}} */
+        String undeclared(String statement) {
+            Matcher m = REG_USE.matcher(statement);
+            while (m.find()) {
+                String r = m.group();
+                if (!known(r)) {
+                    return r;
+                }
+            }
+            return null;
+        }
+
+        private boolean known(String r) {
+            if (names.contains(r) || SPECIAL.contains(r)) {
+                return true;
+            }
+            int d = r.length();
+            while (d > 1 && Character.isDigit(r.charAt(d - 1))) {
+                d--;
+            }
+            if (d == r.length()) {
+                return false;
+            }
+            String prefix = r.substring(0, d);
+            for (String sp : SPECIAL_NUMBERED) {
+                if (prefix.equals(sp)) {
+                    return true;
+                }
+            }
+            Integer n = ranges.get(prefix);
+            try {
+                return n != null && Integer.parseInt(r.substring(d)) < n;
+            } catch (NumberFormatException e) {
+                return false;
+            }
+        }
+
+        String describe() {
+            StringBuilder sb = new StringBuilder();
+            new TreeMap<>(ranges).forEach((k, v) -> sb.append(sb.isEmpty() ? "" : ", ").append(k).append('<').append(v).append('>'));
+            for (String n : new TreeSet<>(names)) {
+                sb.append(sb.isEmpty() ? "" : ", ").append(n);
+            }
+            return sb.isEmpty() ? "none" : sb.toString();
+        }
+    }
+
     private PtxCheck() {
     }
 
@@ -35,6 +120,7 @@ final class PtxCheck {
         int stmtLine = 1;
         int operandBraces = 0;
         StringBuilder stmt = new StringBuilder();
+        Registers regs = new Registers();
         for (int i = 0; i < text.length(); i++) {
             char c = text.charAt(i);
             if (c == '\n') {
@@ -56,6 +142,23 @@ final class PtxCheck {
                     String bad = badStatement(stmt.toString());
                     if (bad != null) {
                         return "line " + stmtLine + ": " + bad;
+                    }
+                    String t = stripLabels(stmt.toString());
+                    if (t.startsWith(".reg")) {
+                        regs.declare(t.substring(4));
+                    } else if (!t.startsWith(".")) {
+                        String r = regs.undeclared(t);
+                        if (r != null) {
+                            return "line " + stmtLine + ": register " + r + " is used but not declared in this function"
+                                    + " (declared: " + regs.describe() + ") in '" + t + ";'";
+                        }
+                    }
+                }
+                if (c == '{' && depth == 0) {
+                    // A new function body: its registers are those its header declares (a .func's .reg parameters).
+                    regs = new Registers();
+                    if (stmt.indexOf(".reg") >= 0) {
+                        regs.declare(stmt.toString());
                     }
                 }
                 stmt.setLength(0);

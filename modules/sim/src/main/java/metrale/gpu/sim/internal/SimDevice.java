@@ -2,7 +2,6 @@ package metrale.gpu.sim.internal;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -124,11 +123,10 @@ public final class SimDevice implements Driver {
     private final Map<Long, SimFunction> functions = new HashMap<>();
     private final Map<Long, List<Works.Node>> graphs = new HashMap<>();
     private final Map<Long, SimExec> execs = new HashMap<>();
-    private final List<Capture> captures = new ArrayList<>();
+    private final CaptureRules rules = new CaptureRules();
     private final TreeSet<Long> failAt = new TreeSet<>();
     private final SimProcess process;
     private final SimTwins twins;
-    private long nextCapture;
     private long allocAttempts;
     private CudaError sticky;
     private String stickyDetail;
@@ -508,7 +506,7 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             enter(op);
-            checkUnsafe(op, "bytes=" + bytes);
+            rules.checkUnsafe(op, "bytes=" + bytes);
             if (bytes == 0) {
                 throw err(CudaError.INVALID_VALUE, op, "bytes=0: an allocation needs at least one byte");
             }
@@ -525,7 +523,7 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             enter(op);
-            checkUnsafe(op, d);
+            rules.checkUnsafe(op, d);
             if (bytes == 0) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": an allocation needs at least one byte");
             }
@@ -562,7 +560,7 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             enter(op);
-            checkUnsafe(op, "ptr=" + hex(ptr));
+            rules.checkUnsafe(op, "ptr=" + hex(ptr));
             if (ptr == 0) {
                 return;
             }
@@ -612,7 +610,7 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             enter(op);
-            checkUnsafe(op, d);
+            rules.checkUnsafe(op, d);
             if ((flags & ~7) != 0) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": only PORTABLE (1), DEVICEMAP (2) and WRITECOMBINED (4) are flags");
             }
@@ -638,7 +636,7 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             enter(op);
-            checkUnsafe(op, "host=" + host);
+            rules.checkUnsafe(op, "host=" + host);
             if (host == null || host.address() == 0) {
                 return;
             }
@@ -718,7 +716,7 @@ public final class SimDevice implements Driver {
             checkDevice(s, dst, bytes, op, null, "destination");
             if (s.capture != null) {
                 // A captured copy reads the host when the graph runs, on whatever thread launches it.
-                checkReadableAnywhere(s, src, op, "dst=" + hex(dst), "source");
+                rules.checkReadableAnywhere(s, src, op, "dst=" + hex(dst), "source");
                 submit(s, new Works.CopyH2D(op, dst, src, bytes), op, null);
             } else if (isPinned(src, bytes)) {
                 submit(s, new Works.CopyH2D(op, dst, src, bytes), op, null);
@@ -737,7 +735,7 @@ public final class SimDevice implements Driver {
             checkHost(s, dst, bytes, op, null, "destination");
             checkDevice(s, src, bytes, op, null, "source");
             if (s.capture != null) {
-                checkReadableAnywhere(s, dst, op, "src=" + hex(src), "destination");
+                rules.checkReadableAnywhere(s, dst, op, "src=" + hex(src), "destination");
             }
             submitHostCopy(s, new Works.CopyD2H(op, dst, src, bytes), dst, bytes, op, "src=" + hex(src));
         });
@@ -763,7 +761,7 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             enter(op);
-            checkLegacyWork(op, d);
+            rules.checkLegacyWork(op, d);
             if (checkCount(null, bytes, op, d)) {
                 body.run();
             }
@@ -782,7 +780,7 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            checkInvalidated(s, op);
+            rules.checkInvalidated(s, op);
             if (checkCount(s, bytes, op, null)) {
                 body.accept(s);
             }
@@ -791,20 +789,6 @@ public final class SimDevice implements Driver {
         }
     }
 
-    /** A thread that never runs: a segment it cannot access is confined to some thread. */
-    private static final Thread NO_THREAD = Thread.ofPlatform().unstarted(() -> { });
-
-    /**
-     * A graph replays a captured host copy on the thread that launches it, so a host segment
-     * confined to one thread would fail there: refused at capture, invalidating it.
-     */
-    private static void checkReadableAnywhere(SimStream s, MemorySegment host, String op, String d, String which) {
-        if (!host.isAccessibleBy(NO_THREAD)) {
-            throw bad(s, CudaError.INVALID_VALUE, op, d + ": the host " + which + " is confined to one thread "
-                    + "(Arena.ofConfined), but a graph may be launched from any thread; use a shared, global or "
-                    + "page-locked segment in a capture; the capture is now invalidated");
-        }
-    }
 
     /** {@return a copy of {@code bytes} of {@code src}, taken now, as CUDA stages pageable memory} */
     private static MemorySegment stage(MemorySegment src, long bytes) {
@@ -836,17 +820,17 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            checkInvalidated(s, op);
+            rules.checkInvalidated(s, op);
             String d = "dst=" + hex(dst) + ", dstPitch=" + dstPitch + ", src=" + hex(src) + ", srcPitch=" + srcPitch
                     + ", widthBytes=" + widthBytes + ", height=" + height;
             if (widthBytes < 0 || height < 0 || dstPitch < 0 || srcPitch < 0) {
-                throw bad(s, CudaError.INVALID_VALUE, op, d + ": negative size or pitch");
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": negative size or pitch");
             }
             if (widthBytes == 0 || height == 0) {
                 return;
             }
             if (srcPitch < widthBytes || dstPitch < widthBytes) {
-                throw bad(s, CudaError.INVALID_VALUE, op, d + ": each pitch must be at least WidthInBytes");
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": each pitch must be at least WidthInBytes");
             }
             long srcSpan;
             long dstSpan;
@@ -854,7 +838,7 @@ public final class SimDevice implements Driver {
                 srcSpan = Math.addExact(Math.multiplyExact(height - 1, srcPitch), widthBytes);
                 dstSpan = Math.addExact(Math.multiplyExact(height - 1, dstPitch), widthBytes);
             } catch (ArithmeticException e) {
-                throw bad(s, CudaError.INVALID_VALUE, op, d + ": the extent overflows");
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": the extent overflows");
             }
             checkDevice(s, src, srcSpan, op, d, "source");
             checkDevice(s, dst, dstSpan, op, d, "destination");
@@ -871,7 +855,7 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             String d = "ptr=" + hex(ptr) + ", value=" + value + ", bytes=" + bytes;
-            checkLegacyWork(op, d);
+            rules.checkLegacyWork(op, d);
             if (value < 0 || value > 255) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": the value must be a byte, 0 to 255");
             }
@@ -892,9 +876,9 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            checkInvalidated(s, op);
+            rules.checkInvalidated(s, op);
             if (value < 0 || value > 255) {
-                throw bad(s, CudaError.INVALID_VALUE, op, "ptr=" + hex(ptr) + ", value=" + value + ": the value must be a byte, 0 to 255");
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, "ptr=" + hex(ptr) + ", value=" + value + ": the value must be a byte, 0 to 255");
             }
             if (!checkCount(s, bytes, op, null)) {
                 return;
@@ -957,10 +941,10 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            checkNotCapturing(s, op);
-            checkUnsafe(op, "stream=" + s);
+            rules.checkNotCapturing(s, op);
+            rules.checkUnsafe(op, "stream=" + s);
             if (s.kind == SimStream.Kind.LEGACY) {
-                checkLegacyWork(op, "stream=" + s);
+                rules.checkLegacyWork(op, "stream=" + s);
             }
             injectedSyncFailure(op, s);
             drain(op, s, s.tail());
@@ -977,10 +961,10 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            checkNotCapturing(s, op);
-            checkUnsafe(op, "stream=" + s);
+            rules.checkNotCapturing(s, op);
+            rules.checkUnsafe(op, "stream=" + s);
             if (s.kind == SimStream.Kind.LEGACY) {
-                checkLegacyWork(op, "stream=" + s);
+                rules.checkLegacyWork(op, "stream=" + s);
             }
             Op t = s.tail();
             if (t == null) {
@@ -1004,13 +988,7 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             enter(op);
-            if (!captures.isEmpty()) {
-                for (Capture c : captures) {
-                    c.invalidate(op);
-                }
-                throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, "not permitted while " + captures.getFirst()
-                        + " is live (it would wait for the capturing stream); every live capture is now invalidated");
-            }
+            rules.checkContextSync(op);
             injectedSyncFailure(op, "the context");
             drainAll(op, "");
         } finally {
@@ -1047,16 +1025,12 @@ public final class SimDevice implements Driver {
             enter(op);
             SimEvent ev = event(event, op);
             SimStream s = stream(stream, op);
-            checkInvalidated(s, op);
-            if (s.capture != null) {
-                ev.op = null;
-                ev.capturedIn = s.capture;
-                ev.capturedTails = s.tails.clone();
-                s.capture.events.add(ev);
+            rules.checkInvalidated(s, op);
+            if (rules.record(ev, s)) {
                 return;
             }
             if (s.kind == SimStream.Kind.LEGACY) {
-                checkLegacyWork(op, ev + " on " + s);
+                rules.checkLegacyWork(op, ev + " on " + s);
             }
             ev.capturedIn = null;
             ev.capturedTails = null;
@@ -1076,51 +1050,16 @@ public final class SimDevice implements Driver {
             SimEvent ev = event(event, op);
             String d = s + " waits for " + ev + ", flags=" + flags;
             if (flags != 0 && flags != 1) {
-                throw bad(s, CudaError.INVALID_VALUE, op, d + ": flags must be 0 or CU_EVENT_WAIT_EXTERNAL (1)");
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": flags must be 0 or CU_EVENT_WAIT_EXTERNAL (1)");
             }
-            Capture c = ev.capturedIn;
-            if (c != null) {
-                if (c.invalidated) {
-                    throw bad(s, CudaError.STREAM_CAPTURE_INVALIDATED, op, d + ": the event was recorded in " + c);
-                }
-                if (s.kind == SimStream.Kind.LEGACY) {
-                    c.invalidate(op);
-                    throw err(CudaError.STREAM_CAPTURE_IMPLICIT, op, d + ": the legacy stream cannot join " + c
-                            + "; the capture is now invalidated");
-                }
-                if (s.capture == null) {
-                    // Fork: the stream joins the capture, after the event's position.
-                    s.capture = c;
-                    s.tails = ev.capturedTails.clone();
-                    c.streams.add(s);
-                    return;
-                }
-                if (s.capture == c) {
-                    s.tails = union(s.tails, ev.capturedTails);
-                    return;
-                }
-                Capture other = s.capture;
-                other.invalidate(op);
-                c.invalidate(op);
-                throw err(CudaError.STREAM_CAPTURE_MERGE, op, d + ": the stream is in " + other
-                        + " but the event was recorded in " + c + "; both captures are now invalidated");
-            }
-            if (s.capture != null) {
-                checkInvalidated(s, op);
-                if (flags == 1 || ev.op == null) {
-                    // An external wait (its ordering outside the graph is not modelled) or a never-recorded event.
-                    return;
-                }
-                s.capture.invalidate(op);
-                throw err(CudaError.STREAM_CAPTURE_ISOLATION, op, d + ": the event was recorded outside "
-                        + s.capture + "; waiting on it would make the graph depend on uncaptured work (pass "
-                        + "CU_EVENT_WAIT_EXTERNAL (1) for an external dependency); the capture is now invalidated");
+            if (rules.waitEvent(s, ev, flags, op, d)) {
+                return;
             }
             if (flags == 1) {
                 throw err(CudaError.ILLEGAL_STATE, op, d + ": CU_EVENT_WAIT_EXTERNAL is valid only while the stream captures");
             }
             if (s.kind == SimStream.Kind.LEGACY) {
-                checkLegacyWork(op, d);
+                rules.checkLegacyWork(op, d);
             }
             if (ev.op == null || ev.op.completeAt(engine.now)) {
                 return;
@@ -1139,8 +1078,8 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimEvent ev = event(event, op);
-            checkNotCaptured(ev, op);
-            checkUnsafe(op, ev.toString());
+            rules.checkNotCaptured(ev, op);
+            rules.checkUnsafe(op, ev.toString());
             injectedSyncFailure(op, ev);
             drain(op, ev, ev.op);
             if (ev.op != null) {
@@ -1158,8 +1097,8 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimEvent ev = event(event, op);
-            checkNotCaptured(ev, op);
-            checkUnsafe(op, ev.toString());
+            rules.checkNotCaptured(ev, op);
+            rules.checkUnsafe(op, ev.toString());
             if (ev.op == null || ev.op.completeAt(engine.now)) {
                 return true;
             }
@@ -1186,7 +1125,7 @@ public final class SimDevice implements Driver {
                 if ((ev.flags & SimEvent.DISABLE_TIMING) != 0) {
                     throw err(CudaError.INVALID_HANDLE, op, ev + " was created with DISABLE_TIMING");
                 }
-                checkNotCaptured(ev, op);
+                rules.checkNotCaptured(ev, op);
                 if (ev.op == null) {
                     throw err(CudaError.INVALID_HANDLE, op, ev + " has never been recorded");
                 }
@@ -1232,22 +1171,7 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            String d = "stream=" + s + ", mode=" + mode;
-            if (s.kind == SimStream.Kind.LEGACY) {
-                throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, d
-                        + ": the legacy default stream cannot capture; use a created stream or the per-thread stream (2)");
-            }
-            if (mode < Capture.GLOBAL || mode > Capture.RELAXED) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": mode must be GLOBAL (0), THREAD_LOCAL (1) or RELAXED (2)");
-            }
-            if (s.capture != null) {
-                throw err(CudaError.ILLEGAL_STATE, op, d + ": the stream is already in " + s.capture);
-            }
-            Capture c = new Capture(++nextCapture, mode, Thread.currentThread(), s);
-            c.streams.add(s);
-            s.capture = c;
-            s.tails = new int[0];
-            captures.add(c);
+            rules.begin(s, mode, op);
         } finally {
             lock.unlock();
         }
@@ -1260,55 +1184,15 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            Capture c = s.capture;
-            if (c == null) {
-                throw err(CudaError.ILLEGAL_STATE, op, "stream=" + s + ": the stream is not capturing");
-            }
-            if (s != c.origin) {
-                c.invalidate(op);
-                throw err(CudaError.STREAM_CAPTURE_UNMATCHED, op, "stream=" + s + ": " + c
-                        + " must be ended on the stream it began on; the capture is now invalidated");
-            }
-            if (c.mode != Capture.RELAXED && c.owner != Thread.currentThread()) {
-                finish(c);
-                throw err(CudaError.STREAM_CAPTURE_WRONG_THREAD, op, "stream=" + s + ": " + c
-                        + " was ended by thread '" + Thread.currentThread().getName()
-                        + "'; the capture has ended and its work is discarded");
-            }
-            if (c.invalidated) {
-                finish(c);
-                throw err(CudaError.STREAM_CAPTURE_INVALIDATED, op, "stream=" + s + ": " + c
-                        + "; the stream is no longer capturing and may begin again");
-            }
-            SimStream u = c.unjoined();
-            if (u != null) {
-                finish(c);
-                throw err(CudaError.STREAM_CAPTURE_UNJOINED, op, "stream=" + s + ": work captured on " + u
-                        + " was not joined back (record an event on it and make " + s
-                        + " wait on that event before ending); both streams are no longer capturing");
-            }
-            finish(c);
+            List<Works.Node> nodes = rules.end(s, op);
             long g = Ids.handle();
-            graphs.put(g, List.copyOf(c.nodes));
+            graphs.put(g, nodes);
             return g;
         } finally {
             lock.unlock();
         }
     }
 
-    private void finish(Capture c) {
-        for (SimStream s : c.streams) {
-            s.capture = null;
-            s.tails = null;
-        }
-        for (SimEvent ev : c.events) {
-            if (ev.capturedIn == c) {
-                ev.capturedIn = null;
-                ev.capturedTails = null;
-            }
-        }
-        captures.remove(c);
-    }
 
     @Override
     public int streamIsCapturing(long stream) {
@@ -1317,16 +1201,7 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            if (s.kind == SimStream.Kind.LEGACY) {
-                for (Capture c : captures) {
-                    if (c.anyBlocking()) {
-                        throw err(CudaError.STREAM_CAPTURE_IMPLICIT, op, "stream=" + s + ": asking about the legacy stream while "
-                                + c + " is live on a blocking stream");
-                    }
-                }
-                return 0;
-            }
-            return s.capture == null ? 0 : s.capture.invalidated ? 2 : 1;
+            return rules.status(s, op);
         } finally {
             lock.unlock();
         }
@@ -1361,13 +1236,13 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.INVALID_VALUE, op, "exec=" + hex(exec) + ": not a live executable graph");
             }
             SimStream s = stream(stream, op);
-            checkInvalidated(s, op);
+            rules.checkInvalidated(s, op);
             if (s.capture != null) {
                 s.capture.add(s, x.run);
                 return;
             }
             if (s.kind == SimStream.Kind.LEGACY) {
-                checkLegacyWork(op, "exec=" + hex(exec));
+                rules.checkLegacyWork(op, "exec=" + hex(exec));
             }
             x.lastLaunch = scheduler.enqueue(s, x.run, x.lastLaunch);
         } finally {
@@ -1504,22 +1379,22 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             SimStream s = stream(stream, op);
-            checkInvalidated(s, op);
+            rules.checkInvalidated(s, op);
             SimFunction f = function(func, op, s);
             if (config == null) {
-                throw bad(s, CudaError.INVALID_VALUE, op, f.name + ": no launch configuration");
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + ": no launch configuration");
             }
             String problem = configProblem(config, f.maxDynamicShared);
             if (problem != null) {
-                throw bad(s, CudaError.INVALID_VALUE, op, f.name + " " + config + " on " + s + ": " + problem);
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + " " + config + " on " + s + ": " + problem);
             }
             if (args == null || args.isClosed()) {
-                throw bad(s, CudaError.INVALID_VALUE, op, f.name + ": kernelParams " + (args == null ? "is null" : "is closed"));
+                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + ": kernelParams " + (args == null ? "is null" : "is closed"));
             }
             if (f.params != null) {
                 String mismatch = PtxParams.mismatch(f.name, f.params, args);
                 if (mismatch != null) {
-                    throw bad(s, CudaError.INVALID_VALUE, op, mismatch);
+                    throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, mismatch);
                 }
             }
             int n = args.count();
@@ -1624,7 +1499,7 @@ public final class SimDevice implements Driver {
             functions.clear();
             graphs.clear();
             execs.clear();
-            captures.clear();
+            rules.clear();
         } finally {
             lock.unlock();
         }
@@ -1698,27 +1573,20 @@ public final class SimDevice implements Driver {
     private SimFunction function(long h, String op, SimStream s) {
         SimFunction f = h == 0 ? null : functions.get(h);
         if (f == null) {
-            throw bad(s, CudaError.INVALID_HANDLE, op, "func=" + hex(h) + ": "
+            throw CaptureRules.bad(s, CudaError.INVALID_HANDLE, op, "func=" + hex(h) + ": "
                     + (h == 0 ? "NULL" : "not a function from cuModuleGetFunction"));
         }
         if (!f.module.loaded) {
-            throw bad(s, CudaError.INVALID_HANDLE, op, "func=" + f.name + ": its module was unloaded");
+            throw CaptureRules.bad(s, CudaError.INVALID_HANDLE, op, "func=" + f.name + ": its module was unloaded");
         }
         return f;
     }
 
-    /** An argument error on a call that names a stream: it also invalidates the stream's capture, as CUDA does. */
-    private static GpuException bad(SimStream s, CudaError e, String op, String details) {
-        if (s != null && s.capture != null) {
-            s.capture.invalidate(op);
-        }
-        return err(e, op, details);
-    }
 
     /** @return {@code false} when {@code bytes} is 0 (a no-op) */
     private static boolean checkCount(SimStream s, long bytes, String op, String d) {
         if (bytes < 0) {
-            throw bad(s, CudaError.INVALID_VALUE, op, (d == null ? "" : d + ": ") + "bytes=" + bytes + " is negative");
+            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, (d == null ? "" : d + ": ") + "bytes=" + bytes + " is negative");
         }
         return bytes != 0;
     }
@@ -1729,13 +1597,13 @@ public final class SimDevice implements Driver {
                 : seg.byteSize() < bytes ? "has " + seg.byteSize() + " bytes, fewer than " + bytes
                 : null;
         if (why != null) {
-            throw bad(s, CudaError.INVALID_VALUE, op, (d == null ? "bytes=" + bytes : d) + ": the host " + which + " " + why);
+            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, (d == null ? "bytes=" + bytes : d) + ": the host " + which + " " + why);
         }
     }
 
     private void checkDevice(SimStream s, long ptr, long bytes, String op, String d, String which) {
         if (memory.find(ptr, bytes) == null) {
-            throw bad(s, CudaError.INVALID_VALUE, op, (d == null ? "bytes=" + bytes : d) + ": the " + which + " "
+            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, (d == null ? "bytes=" + bytes : d) + ": the " + which + " "
                     + memory.explain(ptr, bytes));
         }
     }
@@ -1755,86 +1623,15 @@ public final class SimDevice implements Driver {
             return null;
         }
         if (s.kind == SimStream.Kind.LEGACY) {
-            checkLegacyWork(op, d == null ? w.describe() : d);
+            rules.checkLegacyWork(op, d == null ? w.describe() : d);
         }
         return scheduler.enqueue(s, w, null);
     }
 
-    private static void checkInvalidated(SimStream s, String op) {
-        if (s.capture != null && s.capture.invalidated) {
-            throw err(CudaError.STREAM_CAPTURE_INVALIDATED, op, "stream=" + s + ": " + s.capture
-                    + "; end the capture (it reports 901) and begin again");
-        }
-    }
 
-    /** Synchronizing or querying a capturing stream is never allowed: 900, invalidating. */
-    private static void checkNotCapturing(SimStream s, String op) {
-        if (s.capture != null) {
-            s.capture.invalidate(op);
-            throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, "stream=" + s + " is in " + s.capture
-                    + "; it cannot be synchronized or queried until the capture ends; the capture is now invalidated");
-        }
-    }
 
-    /** Querying or synchronizing an event recorded in a live capture: 907, invalidating. */
-    private static void checkNotCaptured(SimEvent ev, String op) {
-        Capture c = ev.capturedIn;
-        if (c != null) {
-            c.invalidate(op);
-            throw err(CudaError.CAPTURED_EVENT, op, ev + " was last recorded in " + c
-                    + "; it cannot be queried or synchronized; the capture is now invalidated");
-        }
-    }
 
-    /**
-     * CUDA's "potentially unsafe" calls (allocation, free, synchronizing or querying other work) are
-     * refused while a GLOBAL capture is live in any thread, or a THREAD_LOCAL one in this thread: 900,
-     * invalidating that capture.
-     */
-    private void checkUnsafe(String op, String d) {
-        if (captures.isEmpty()) {
-            return;
-        }
-        Thread me = Thread.currentThread();
-        Capture hit = null;
-        for (Capture c : captures) {
-            if (c.mode == Capture.GLOBAL || (c.mode == Capture.THREAD_LOCAL && c.owner == me)) {
-                c.invalidate(op);
-                if (hit == null) {
-                    hit = c;
-                }
-            }
-        }
-        if (hit != null) {
-            throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, d + ": not permitted while " + hit
-                    + " is live; the capture is now invalidated (use RELAXED mode, or move this call out of the capture)");
-        }
-    }
 
-    /**
-     * Work on the legacy stream (or a synchronous copy, which runs there) while a blocking stream
-     * captures would make the legacy stream depend on the capture: 906, invalidating it. Captures on
-     * non-blocking streams are exempt.
-     */
-    private void checkLegacyWork(String op, String d) {
-        if (captures.isEmpty()) {
-            return;
-        }
-        Capture hit = null;
-        for (Capture c : captures) {
-            if (c.anyBlocking()) {
-                c.invalidate(op);
-                if (hit == null) {
-                    hit = c;
-                }
-            }
-        }
-        if (hit != null) {
-            throw err(CudaError.STREAM_CAPTURE_IMPLICIT, op, d + ": legacy-stream work while " + hit
-                    + " is live would depend on a capturing blocking stream; the capture is now invalidated "
-                    + "(capture on a non-blocking stream, or give this work an explicit stream)");
-        }
-    }
 
     private void injectedSyncFailure(String op, Object what) {
         if (syncFailure != null) {
@@ -1881,16 +1678,5 @@ public final class SimDevice implements Driver {
         String w = String.valueOf(what);
         return new GpuException(f.error, f.error.code(), op, (w.isEmpty() ? "" : w + ": ") + "device fault: "
                 + f.getMessage(), f);
-    }
-
-    private static int[] union(int[] a, int[] b) {
-        TreeSet<Integer> all = new TreeSet<>();
-        for (int x : a) {
-            all.add(x);
-        }
-        for (int x : b) {
-            all.add(x);
-        }
-        return all.stream().mapToInt(Integer::intValue).toArray();
     }
 }
