@@ -17,6 +17,7 @@ import metrale.gpu.testing.fixtures.CleanFixture;
 import metrale.gpu.testing.fixtures.FaultFixture;
 import metrale.gpu.testing.fixtures.InitCheckFixture;
 import metrale.gpu.testing.fixtures.LeakFixture;
+import metrale.gpu.testing.fixtures.ParallelFixture;
 import metrale.gpu.testing.fixtures.RedZoneFixture;
 import metrale.gpu.testing.fixtures.SimOnlyFixture;
 import org.junit.jupiter.api.Test;
@@ -162,6 +163,17 @@ class GpuExtensionTest {
                     instanceOf(AssertionError.class),
                     message(m -> m.startsWith("metrale.gpu.required=true but cuda is unavailable: ")))));
         }
+    }
+
+    @Test
+    void runsInParallelEachHaveTheirOwnTwins() {
+        EngineTestKit.engine("junit-jupiter").selectors(selectClass(ParallelFixture.class))
+                .configurationParameter("junit.jupiter.execution.parallel.enabled", "true")
+                .configurationParameter("junit.jupiter.execution.parallel.config.strategy", "fixed")
+                .configurationParameter("junit.jupiter.execution.parallel.config.fixed.parallelism",
+                        Integer.toString(ParallelFixture.RUNS))
+                .execute().testEvents()
+                .assertStatistics(s -> s.started(ParallelFixture.RUNS).succeeded(ParallelFixture.RUNS));
     }
 
     @Test
