@@ -17,6 +17,7 @@ import metrale.gpu.testing.fixtures.CleanFixture;
 import metrale.gpu.testing.fixtures.FaultFixture;
 import metrale.gpu.testing.fixtures.InitCheckFixture;
 import metrale.gpu.testing.fixtures.LeakFixture;
+import metrale.gpu.testing.fixtures.MisuseFixture;
 import metrale.gpu.testing.fixtures.ParallelFixture;
 import metrale.gpu.testing.fixtures.RedZoneFixture;
 import metrale.gpu.testing.fixtures.SimOnlyFixture;
@@ -163,6 +164,18 @@ class GpuExtensionTest {
                     instanceOf(AssertionError.class),
                     message(m -> m.startsWith("metrale.gpu.required=true but cuda is unavailable: ")))));
         }
+    }
+
+    @Test
+    void aMisconfiguredRunFailsNamingTheMistake() {
+        List<String> messages = EngineTestKit.engine("junit-jupiter").selectors(selectClass(MisuseFixture.class)).execute()
+                .allEvents().failed().stream()
+                .map(e -> e.getRequiredPayload(org.junit.platform.engine.TestExecutionResult.class).getThrowable().orElseThrow()
+                        .getMessage())
+                .toList();
+        assertThat(messages).hasSize(2).anySatisfy(m -> assertThat(m)
+                        .isEqualTo("@FaultPlan(faultKernel = \"no_separator\"): expected module::func"))
+                .anySatisfy(m -> assertThat(m).startsWith("@GpuTest(backends = {}) on ").endsWith("names no backend to run on"));
     }
 
     @Test

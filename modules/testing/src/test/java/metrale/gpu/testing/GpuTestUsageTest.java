@@ -143,4 +143,14 @@ class GpuTestUsageTest {
         assertThat(gpu.telemetry().counters().streamSyncs()).isZero();
         assertThat(gpu.telemetry().counters().d2hCopies()).isZero();
     }
+
+    @GpuTest(backends = Backend.SIM)
+    @FaultPlan(failNextSync = CudaError.LAUNCH_FAILED)
+    @ExpectFault(CudaError.LAUNCH_FAILED)
+    void aFaultPlanCanFailTheNextSync(Gpu gpu) {
+        gpu.free(fromBeforeEach);
+        assertThatThrownBy(gpu::synchronize)
+                .isInstanceOfSatisfying(GpuException.class, e -> assertThat(e.error()).isEqualTo(CudaError.LAUNCH_FAILED));
+        assertThat(gpu.fault()).isPresent();
+    }
 }
