@@ -26,6 +26,9 @@
  *     the device reports; default 132.</li>
  * <li>{@code sim.fill} ({@systemProperty metrale.sim.fill}, {@code METRALE_SIM_FILL}): the byte new
  *     memory is filled with, as CUDA does not zero it; default 171 (0xAB).</li>
+ * <li>{@code sim.initcheck} ({@systemProperty metrale.sim.initcheck}, {@code METRALE_SIM_INITCHECK}):
+ *     {@code true} records reads of device memory never written, reached through
+ *     {@link metrale.gpu.sim.SimInitCheck}; default {@code false}.</li>
  * <li>{@code sim.blocks} ({@systemProperty metrale.sim.blocks}, {@code METRALE_SIM_BLOCKS}): how
  *     a grid's blocks run: {@code ordered} (default, deterministic), {@code shuffled} (one thread,
  *     an order drawn from {@code sim.seed}) or {@code parallel} (several threads).</li>

@@ -53,6 +53,7 @@ class DocCodeBlocksTest {
             import metrale.gpu.*;
             import metrale.gpu.sim.*;
             import metrale.gpu.nccl.*;
+            import metrale.gpu.testing.*;
             import metrale.telemetry.*;
             import metrale.examples.*;
             import java.util.*;

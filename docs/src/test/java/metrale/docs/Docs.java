@@ -15,10 +15,10 @@ final class Docs {
 
     /** The modules a reader puts on {@code -p}, by a class of each. */
     static final List<String> MODULES = List.of("metrale.telemetry", "metrale.gpu", "metrale.gpu.sim", "metrale.gpu.cuda",
-            "metrale.gpu.nccl", "metrale.examples");
+            "metrale.gpu.nccl", "metrale.gpu.testing", "metrale.examples");
     private static final List<String> MODULE_CLASSES = List.of("metrale.telemetry.Telemetry", "metrale.gpu.Gpu",
             "metrale.gpu.sim.SimKernels", "metrale.gpu.cuda.CudaBackendProvider", "metrale.gpu.nccl.Collectives",
-            "metrale.examples.HeatKernels");
+            "metrale.gpu.testing.GpuTest", "metrale.examples.HeatKernels");
 
     private Docs() {
     }

@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import metrale.gpu.sim.FloatView;
 import metrale.gpu.sim.SimKernels;
 import metrale.gpu.sim.SimLaunch;
+import metrale.gpu.sim.SimTwins;
 
 /**
  * The demo's kernels: their names, launch shapes, the PTX built from
@@ -59,6 +60,18 @@ public final class HeatKernels {
         SimKernels.register(MODULE, JACOBI, HeatKernels::jacobiStep);
         SimKernels.register(MODULE, RESIDUAL, HeatKernels::residualReduce);
         SimKernels.register(MODULE, FILL, HeatKernels::fill);
+    }
+
+    /**
+     * Registers the Java twins of the three kernels in {@code twins}, a table of one runtime's own
+     * (tests that run in parallel give each runtime one).
+     *
+     * @param twins the runtime's table, passed with {@code GpuBuilder.backendOption(SimOptions.TWINS, twins)}
+     */
+    static void registerTwins(SimTwins twins) {
+        twins.register(MODULE, JACOBI, HeatKernels::jacobiStep)
+                .register(MODULE, RESIDUAL, HeatKernels::residualReduce)
+                .register(MODULE, FILL, HeatKernels::fill);
     }
 
     /** Removes the twins {@link #registerTwins()} registered. */

@@ -93,6 +93,12 @@ public enum Setting {
             + "and opening another fails, as on a GPU) or `fresh` (a process of the runtime's own, what tests use). "
             + "Kernel twins of one runtime go in `backendOption(\"sim.twins\", SimTwins)`, an object option with no "
             + "property or variable."),
+    /** The simulator's uninitialised-read detector. */
+    SIM_INITCHECK("sim.initcheck", "backendOption(\"sim.initcheck\", ...)", "metrale.sim.initcheck", "METRALE_SIM_INITCHECK",
+            "false", Grammar.BOOLEAN, "`false`",
+            "Simulator: keep a shadow map of the bytes written in each device allocation and record each kernel view "
+            + "read, D2H copy or D2D copy of bytes never written, with the allocation's site and the offset (as "
+            + "compute-sanitizer's `initcheck`); read them with `gpu.unwrap(SimInitCheck.class).uninitializedReads()`."),
     /** The CUDA device ordinal. */
     CUDA_DEVICE("cuda.device", "backendOption(\"cuda.device\", ...)", "metrale.cuda.device", "METRALE_CUDA_DEVICE", "0",
             Grammar.WHOLE_NUMBER, "`0`",

@@ -47,6 +47,8 @@ final class DeviceMemory {
     private long used;
     private long count;
     private final byte fill;
+    /** The shadow "written" map, or {@code null} when the initcheck is off. */
+    InitCheck init;
 
     DeviceMemory(long capacity, byte fill) {
         this.capacity = capacity;
@@ -113,6 +115,9 @@ final class DeviceMemory {
         }
         Alloc a = new Alloc(++count, kind, base, bytes, arena, block, seg);
         live.put(base, a);
+        if (init != null) {
+            init.allocated(a);
+        }
         if (kind != Alloc.Kind.PINNED) {
             used += bytes;
         }
@@ -123,6 +128,9 @@ final class DeviceMemory {
     void free(Alloc a) {
         live.remove(a.base);
         a.freed = true;
+        if (init != null) {
+            init.freed(a);
+        }
         if (a.arena != null) {
             a.arena.close();
         } else {

@@ -134,21 +134,33 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
         return out;
     }
 
-    /** A view's memory and the facts that explain a fault through it. */
-    private record Span(MemorySegment segment, ViewOrigin origin) {
+    /**
+     * A view's memory and the facts that explain a fault through it; {@code alloc} and {@code off}
+     * (the view's start in it) are set for a view into live memory, for the initcheck.
+     */
+    private record Span(MemorySegment segment, ViewOrigin origin, String source, Alloc alloc, long off) {
+    }
+
+    /** {@return whether reads and writes through this span go to the initcheck's shadow map} */
+    private boolean tracked(Span s) {
+        return memory.init != null && s.alloc != null;
+    }
+
+    private String access(Span s) {
+        return "kernel " + k.describe() + " through " + s.source;
     }
 
     private Span span(long p, int elem, String source) {
         if (p % elem != 0) {
             return new Span(MemorySegment.NULL, ViewOrigin.bad(source, p, CudaError.MISALIGNED_ADDRESS,
-                    "is not aligned to " + elem + " bytes"));
+                    "is not aligned to " + elem + " bytes"), source, null, 0);
         }
         Alloc a = memory.find(p);
         if (a == null) {
             return new Span(MemorySegment.NULL, ViewOrigin.bad(source, p, CudaError.ILLEGAL_ADDRESS,
-                    "points into no live allocation: " + memory.explain(p, elem)));
+                    "points into no live allocation: " + memory.explain(p, elem)), source, null, 0);
         }
-        return new Span(a.segment.asSlice(p - a.base), new ViewOrigin(source, p, a));
+        return new Span(a.segment.asSlice(p - a.base), new ViewOrigin(source, p, a), source, a, p - a.base);
     }
 
     private static String arg(int i) {
@@ -158,61 +170,71 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
     @Override
     public FloatView floats(int argIndex) {
         Span s = span(ptr(argIndex), 4, arg(argIndex));
-        return new FloatViewImpl(s.segment, s.origin);
+        FloatView v = new FloatViewImpl(s.segment, s.origin);
+        return tracked(s) ? memory.init.floats(v, s.alloc, s.off, access(s)) : v;
     }
 
     @Override
     public IntView ints(int argIndex) {
         Span s = span(ptr(argIndex), 4, arg(argIndex));
-        return new IntViewImpl(s.segment, s.origin);
+        IntView v = new IntViewImpl(s.segment, s.origin);
+        return tracked(s) ? memory.init.ints(v, s.alloc, s.off, access(s)) : v;
     }
 
     @Override
     public DoubleView doubles(int argIndex) {
         Span s = span(ptr(argIndex), 8, arg(argIndex));
-        return new DoubleViewImpl(s.segment, s.origin);
+        DoubleView v = new DoubleViewImpl(s.segment, s.origin);
+        return tracked(s) ? memory.init.doubles(v, s.alloc, s.off, access(s)) : v;
     }
 
     @Override
     public LongView longs(int argIndex) {
         Span s = span(ptr(argIndex), 8, arg(argIndex));
-        return new LongViewImpl(s.segment, s.origin);
+        LongView v = new LongViewImpl(s.segment, s.origin);
+        return tracked(s) ? memory.init.longs(v, s.alloc, s.off, access(s)) : v;
     }
 
     @Override
     public ByteView bytesAt(int argIndex) {
         Span s = span(ptr(argIndex), 1, arg(argIndex));
-        return new ByteViewImpl(s.segment, s.origin);
+        ByteView v = new ByteViewImpl(s.segment, s.origin);
+        return tracked(s) ? memory.init.bytes(v, s.alloc, s.off, access(s)) : v;
     }
 
     @Override
     public FloatView floats(long devicePtr) {
         Span s = span(devicePtr, 4, "address");
-        return new FloatViewImpl(s.segment, s.origin);
+        FloatView v = new FloatViewImpl(s.segment, s.origin);
+        return tracked(s) ? memory.init.floats(v, s.alloc, s.off, access(s)) : v;
     }
 
     @Override
     public IntView ints(long devicePtr) {
         Span s = span(devicePtr, 4, "address");
-        return new IntViewImpl(s.segment, s.origin);
+        IntView v = new IntViewImpl(s.segment, s.origin);
+        return tracked(s) ? memory.init.ints(v, s.alloc, s.off, access(s)) : v;
     }
 
     @Override
     public DoubleView doubles(long devicePtr) {
         Span s = span(devicePtr, 8, "address");
-        return new DoubleViewImpl(s.segment, s.origin);
+        DoubleView v = new DoubleViewImpl(s.segment, s.origin);
+        return tracked(s) ? memory.init.doubles(v, s.alloc, s.off, access(s)) : v;
     }
 
     @Override
     public LongView longs(long devicePtr) {
         Span s = span(devicePtr, 8, "address");
-        return new LongViewImpl(s.segment, s.origin);
+        LongView v = new LongViewImpl(s.segment, s.origin);
+        return tracked(s) ? memory.init.longs(v, s.alloc, s.off, access(s)) : v;
     }
 
     @Override
     public ByteView bytesAt(long devicePtr) {
         Span s = span(devicePtr, 1, "address");
-        return new ByteViewImpl(s.segment, s.origin);
+        ByteView v = new ByteViewImpl(s.segment, s.origin);
+        return tracked(s) ? memory.init.bytes(v, s.alloc, s.off, access(s)) : v;
     }
 
     @Override

@@ -24,10 +24,12 @@ import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
 import metrale.gpu.sim.SimBlockOrder;
 import metrale.gpu.sim.SimControls;
+import metrale.gpu.sim.SimInitCheck;
 import metrale.gpu.sim.SimKernel;
 import metrale.gpu.sim.SimKernels;
 import metrale.gpu.sim.SimOptions;
 import metrale.gpu.sim.SimTwins;
+import metrale.gpu.sim.UninitializedRead;
 import metrale.gpu.spi.Driver;
 import metrale.gpu.spi.DriverConfig;
 import metrale.gpu.spi.MemInfo;
@@ -65,6 +67,8 @@ import metrale.gpu.spi.MemInfo;
  * <li>{@code sim.sms}: the SM count {@link #deviceInfo()} reports; default {@value #DEFAULT_SMS}.</li>
  * <li>{@code sim.fill}: the byte new device, managed and page-locked memory is filled with, 0 to 255;
  *     default {@value #DEFAULT_FILL} ({@code 0xAB}).</li>
+ * <li>{@code sim.initcheck}: {@code true} records reads of device memory never written
+ *     ({@link SimInitCheck}); default {@code false}.</li>
  * <li>{@code sim.blocks}: {@code ordered} (default), {@code shuffled} or {@code parallel}, how a
  *     grid's blocks run ({@link SimBlockOrder}).</li>
  * <li>{@code sim.process}: {@code shared} (default) or {@code fresh}, the simulated process (see Faults).</li>
@@ -221,6 +225,13 @@ public final class SimDevice implements Driver {
         this.ordinal = (int) dev;
         this.smCount = (int) sms;
         this.memory = new DeviceMemory(capacity, (byte) fill);
+        String initCheck = config.get(SimInitCheck.OPT_INITCHECK, "false").trim();
+        if (!initCheck.equals("true") && !initCheck.equals("false")) {
+            throw new IllegalArgumentException("option " + SimInitCheck.OPT_INITCHECK + "=" + initCheck + " must be true or false");
+        }
+        if (initCheck.equals("true")) {
+            memory.init = new InitCheck();
+        }
         this.engine = new Engine(memory, config.getLong(OPT_SEED, 0));
         this.legacy = new SimStream(1, SimStream.Kind.LEGACY, false, "the legacy default stream");
         this.scheduler = new Scheduler(engine, legacy);
@@ -256,7 +267,17 @@ public final class SimDevice implements Driver {
     }
 
     /** The public face of the device: delegates, so it can never be cast to the driver. */
-    private final class Controls implements SimControls {
+    private final class Controls implements SimControls, SimInitCheck {
+        @Override
+        public boolean initCheckEnabled() {
+            return SimDevice.this.initCheckEnabled();
+        }
+
+        @Override
+        public List<UninitializedRead> uninitializedReads() {
+            return SimDevice.this.uninitializedReads();
+        }
+
         @Override
         public void setCapacity(long bytes) {
             SimDevice.this.setCapacity(bytes);
@@ -495,6 +516,17 @@ public final class SimDevice implements Driver {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** {@return whether this device runs the initcheck (option {@code sim.initcheck})} */
+    public boolean initCheckEnabled() {
+        return memory.init != null;
+    }
+
+    /** {@return the initcheck's findings so far, first seen first; empty when it is off} */
+    public List<UninitializedRead> uninitializedReads() {
+        InitCheck init = memory.init;
+        return init == null ? List.of() : init.reads();
     }
 
     // ---- identity -----------------------------------------------------------------------------

@@ -35,6 +35,9 @@ final class Works {
                 throw new SimFault(CudaError.ILLEGAL_ADDRESS, describe() + ": the host source is confined to another "
                         + "thread than the one that ran the copy (" + Thread.currentThread().getName() + ")", x);
             }
+            if (e.memory.init != null) {
+                e.memory.init.wrote(e.memory, dst, bytes);
+            }
         }
 
         @Override
@@ -53,6 +56,9 @@ final class Works {
         @Override
         public void run(Engine e) {
             MemorySegment s = e.memory.rangeOrFault(src, bytes, describe() + " source");
+            if (e.memory.init != null) {
+                e.memory.init.read(e.memory, describe(), src, bytes);
+            }
             try {
                 MemorySegment.copy(s, 0, dst, 0, bytes);
             } catch (IllegalStateException x) {
@@ -80,6 +86,10 @@ final class Works {
         public void run(Engine e) {
             MemorySegment s = e.memory.rangeOrFault(src, bytes, describe() + " source");
             MemorySegment d = e.memory.rangeOrFault(dst, bytes, describe() + " destination");
+            if (e.memory.init != null) {
+                e.memory.init.read(e.memory, describe(), src, bytes);
+                e.memory.init.wrote(e.memory, dst, bytes);
+            }
             MemorySegment.copy(s, 0, d, 0, bytes);
         }
 
@@ -101,6 +111,10 @@ final class Works {
             MemorySegment s = e.memory.rangeOrFault(src, (height - 1) * srcPitch + width, describe() + " source");
             MemorySegment d = e.memory.rangeOrFault(dst, (height - 1) * dstPitch + width, describe() + " destination");
             for (long r = 0; r < height; r++) {
+                if (e.memory.init != null) {
+                    e.memory.init.read(e.memory, describe(), src + r * srcPitch, width);
+                    e.memory.init.wrote(e.memory, dst + r * dstPitch, width);
+                }
                 MemorySegment.copy(s, r * srcPitch, d, r * dstPitch, width);
             }
         }
@@ -123,6 +137,9 @@ final class Works {
         @Override
         public void run(Engine e) {
             e.memory.rangeOrFault(ptr, bytes, describe()).fill(value);
+            if (e.memory.init != null) {
+                e.memory.init.wrote(e.memory, ptr, bytes);
+            }
         }
 
         @Override

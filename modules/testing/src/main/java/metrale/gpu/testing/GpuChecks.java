@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+package metrale.gpu.testing;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import metrale.gpu.Allocation;
+import metrale.gpu.CudaError;
+import metrale.gpu.Gpu;
+import metrale.gpu.GpuException;
+import metrale.gpu.RedZoneViolation;
+import metrale.gpu.StickyFaultException;
+import metrale.gpu.sim.SimInitCheck;
+import metrale.gpu.sim.UninitializedRead;
+
+/**
+ * The checks {@link GpuTest} makes after each run, for tests that open their own runtime.
+ *
+ * <p>In this order: the runtime's pending work is finished (so a fault no call surfaced yet
+ * surfaces now); a latched sticky fault must be one the test declared, and a declared one must
+ * have been latched; if none was latched, every live ledger allocation is a leak and every
+ * overwritten red zone is an overflow; with the simulator's initcheck on, every read of device
+ * memory never written is a problem. Each problem names its call site: the allocation's, the
+ * faulting call's, the buffer's.
+ */
+public final class GpuChecks {
+
+    private GpuChecks() {
+    }
+
+    /**
+     * {@return the problems found, one line each; empty when the runtime is clean}
+     *
+     * @param gpu            an open runtime
+     * @param expectedFaults the sticky errors the test latches on purpose; empty when it latches none
+     */
+    public static List<String> problems(Gpu gpu, Set<CudaError> expectedFaults) {
+        List<String> out = new ArrayList<>();
+        Optional<SimInitCheck> initCheck = gpu.fault().isPresent() ? Optional.empty() : gpu.unwrap(SimInitCheck.class);
+        boolean surfacedHere = false;
+        if (gpu.fault().isEmpty()) {
+            try {
+                gpu.synchronize();
+            } catch (StickyFaultException e) {
+                // Another thread latched it meanwhile; reported below from the latch.
+            } catch (GpuException e) {
+                surfacedHere = gpu.fault().isPresent();
+                if (!surfacedHere) {
+                    out.add("finishing the test's pending work failed: " + e.getMessage());
+                }
+            }
+        }
+        Optional<StickyFaultException> fault = gpu.fault();
+        if (fault.isPresent()) {
+            StickyFaultException f = fault.get();
+            CudaError error = f.original().error();
+            String where = surfacedHere
+                    ? "when the check ran the work the test left pending (the test never synchronized it)"
+                    : "during " + f.faultCall() + " at " + f.faultSite();
+            if (expectedFaults.isEmpty()) {
+                out.add("sticky fault " + error.name() + " latched " + where
+                        + ", which the test did not declare (@ExpectFault(CudaError." + error.name() + ")): "
+                        + f.original().getMessage());
+            } else if (!expectedFaults.contains(error)) {
+                out.add("sticky fault " + error.name() + " latched " + where + ", but the test declared only "
+                        + names(expectedFaults) + ": " + f.original().getMessage());
+            }
+        } else {
+            if (!expectedFaults.isEmpty()) {
+                out.add("the test declared a sticky fault " + names(expectedFaults) + " but none was latched");
+            }
+            leaks(gpu, out);
+            for (RedZoneViolation v : CheckedGpu.freedViolations(gpu)) {
+                out.add("buffer overflow: " + v + " (found when it was freed)");
+            }
+            for (RedZoneViolation v : gpu.findRedzoneViolations()) {
+                out.add("buffer overflow: " + v);
+            }
+        }
+        initCheck.ifPresent(ic -> {
+            for (UninitializedRead r : ic.uninitializedReads()) {
+                out.add("uninitialized read: " + r);
+            }
+        });
+        return out;
+    }
+
+    private static void leaks(Gpu gpu, List<String> out) {
+        List<Allocation> live = gpu.liveAllocations();
+        for (Allocation a : live) {
+            out.add("leak: " + a.bytes() + " byte(s) at " + a.ptr() + " (allocation #" + a.index()
+                    + (a.managed() ? ", managed" : "") + ") allocated at " + a.site() + " and never freed");
+        }
+    }
+
+    /**
+     * Checks the runtime.
+     *
+     * @param gpu            an open runtime
+     * @param expectedFaults the sticky errors the test latches on purpose
+     * @throws GpuCheckFailure naming every problem, if there is one
+     */
+    public static void verify(Gpu gpu, CudaError... expectedFaults) {
+        List<String> problems = problems(gpu, asSet(expectedFaults));
+        if (!problems.isEmpty()) {
+            throw new GpuCheckFailure(problems);
+        }
+    }
+
+    /**
+     * Checks the runtime, then closes it whatever the check found (closing frees what is left).
+     *
+     * @param gpu            an open runtime
+     * @param expectedFaults the sticky errors the test latches on purpose
+     * @throws GpuCheckFailure naming every problem, if there is one
+     */
+    public static void verifyAndClose(Gpu gpu, CudaError... expectedFaults) {
+        try {
+            verify(gpu, expectedFaults);
+        } finally {
+            gpu.close();
+        }
+    }
+
+    private static String names(Set<CudaError> errors) {
+        return errors.stream().map(CudaError::name).sorted().toList().toString();
+    }
+
+    static Set<CudaError> asSet(CudaError... errors) {
+        return errors.length == 0 ? Set.of() : EnumSet.copyOf(Arrays.asList(errors));
+    }
+}
