@@ -39,7 +39,9 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2'; then
 fi
 echo "java: $("$java" -version 2>&1 | head -1); nvrtc: ${nvrtc_flag[*]:-found by the loader or absent}; nccl: ${nccl_flag[*]:-found by the loader or absent}"
 
-jvm=("$java" --enable-native-access=ALL-UNNAMED -Dmetrale.gpu.required=true "${nvrtc_flag[@]}" "${nccl_flag[@]}" ${JAVA_OPTS:-})
+# A test that hangs fails after 120 s, naming itself, instead of stalling the whole run.
+jvm=("$java" --enable-native-access=ALL-UNNAMED -Dmetrale.gpu.required=true \
+     -Djunit.jupiter.execution.timeout.default=120s -Djunit.jupiter.execution.timeout.thread.mode.default=SEPARATE_THREAD "${nvrtc_flag[@]}" "${nccl_flag[@]}" ${JAVA_OPTS:-})
 status=0
 run() {
     local name="$1"; shift

@@ -38,6 +38,7 @@ import metrale.gpu.spi.BackendProvider;
 import metrale.gpu.spi.Driver;
 import metrale.gpu.spi.DriverConfig;
 import metrale.gpu.spi.MemInfo;
+import metrale.gpu.spi.ModuleImages;
 import metrale.telemetry.CallSites;
 import metrale.telemetry.Counters;
 import metrale.telemetry.KernelTiming;
@@ -1016,6 +1017,13 @@ public final class GpuRuntime implements Gpu {
         try {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(image, "image");
+            String bad = ModuleImages.isElf(image) ? ModuleImages.elfProblem(image)
+                    : ModuleImages.isFatbin(image) ? ModuleImages.fatbinProblem(image) : null;
+            if (bad != null) {
+                // Refused before the driver, which reads past a cut image (a SIGSEGV on driver 580).
+                throw new GpuException(CudaError.INVALID_IMAGE, "loadModule", "module=" + name + ", " + image.length
+                        + " bytes: " + bad + "; nothing was loaded");
+            }
             // One load at a time, so replacing a name unloads exactly the module it replaced.
             synchronized (moduleLoadLock) {
                 long h;
