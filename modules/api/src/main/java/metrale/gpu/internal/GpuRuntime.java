@@ -1703,7 +1703,7 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "beginCapture " + stream + " " + mode);
             }
-            pool.captureBegan(s, mode.code());
+            pool.captureBegan(s, stream.toString(), mode.code());
         } finally {
             gate.leave(gt);
         }

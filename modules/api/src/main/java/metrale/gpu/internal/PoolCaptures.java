@@ -4,7 +4,6 @@ package metrale.gpu.internal;
 import java.util.ArrayList;
 import java.util.List;
 import metrale.gpu.CaptureMode;
-import metrale.gpu.Stream;
 
 /**
  * The captures the pool knows to be live, with their mode and capturing thread, so that it refuses
@@ -15,14 +14,20 @@ import metrale.gpu.Stream;
  */
 final class PoolCaptures {
 
-    private record Live(long stream, int mode, Thread owner) {
+    private record Live(long stream, String name, int mode, Thread owner) {
     }
 
     private final List<Live> live = new ArrayList<>();
 
-    /** A capture on {@code stream} began in {@code mode} ({@code CUstreamCaptureMode}) on this thread. */
-    synchronized void began(long stream, int mode) {
-        live.add(new Live(stream, mode, Thread.currentThread()));
+    /**
+     * A capture began on this thread.
+     *
+     * @param stream the capturing stream's driver handle
+     * @param name   the stream as its user knows it
+     * @param mode   the capture's {@code CUstreamCaptureMode}
+     */
+    synchronized void began(long stream, String name, int mode) {
+        live.add(new Live(stream, name, mode, Thread.currentThread()));
     }
 
     /** The capture on {@code stream} ended, was aborted or failed to end. */
@@ -49,7 +54,7 @@ final class PoolCaptures {
         Thread me = Thread.currentThread();
         for (Live c : live) {
             if (c.mode() == CaptureMode.GLOBAL.code() || (c.mode() == CaptureMode.THREAD_LOCAL.code() && c.owner() == me)) {
-                return new Stream(c.stream()) + " is capturing in " + (c.mode() == CaptureMode.GLOBAL.code() ? "GLOBAL" : "THREAD_LOCAL")
+                return c.name() + " is capturing in " + (c.mode() == CaptureMode.GLOBAL.code() ? "GLOBAL" : "THREAD_LOCAL")
                         + " mode (begun on thread \"" + c.owner().getName() + "\")";
             }
         }

@@ -457,11 +457,12 @@ final class PoolFront implements MemoryPool {
      * A capture began on this thread: until it ends, allocations and frees are refused where its
      * mode forbids {@code cuMemAlloc}, and checked for their stream's capture status elsewhere.
      *
-     * @param stream the capturing stream's handle
+     * @param stream the capturing stream's driver handle
+     * @param name   the stream as its user knows it
      * @param mode   its {@code CUstreamCaptureMode}
      */
-    void captureBegan(long stream, int mode) {
-        captures.began(stream, mode);
+    void captureBegan(long stream, String name, int mode) {
+        captures.began(stream, name, mode);
     }
 
     /** The capture on {@code stream} ended, was aborted, or failed to end. */
