@@ -1718,7 +1718,9 @@ public final class GpuRuntime implements Gpu {
             try {
                 graph = driver.streamEndCapture(s);
             } catch (GpuException e) {
-                if (e.error() == CudaError.STREAM_CAPTURE_INVALIDATED || e.error() == CudaError.STREAM_CAPTURE_UNJOINED) {
+                // A failed end may still end the capture (901, 904, or 908 from another thread).
+                if (e.error() == CudaError.STREAM_CAPTURE_INVALIDATED || e.error() == CudaError.STREAM_CAPTURE_UNJOINED
+                        || !capturingRaw(s)) {
                     pool.captureEnded(s);
                 }
                 throw fail(e, "endCapture " + stream);
@@ -1960,7 +1962,9 @@ public final class GpuRuntime implements Gpu {
             try {
                 graph = driver.streamEndCapture(s);
             } catch (GpuException e) {
-                if (e.error() == CudaError.STREAM_CAPTURE_INVALIDATED || e.error() == CudaError.STREAM_CAPTURE_UNJOINED) {
+                // A failed end may still end the capture (901, 904, or 908 from another thread).
+                if (e.error() == CudaError.STREAM_CAPTURE_INVALIDATED || e.error() == CudaError.STREAM_CAPTURE_UNJOINED
+                        || !capturingRaw(s)) {
                     pool.captureEnded(s);
                 }
                 throw fail(e, "endCapture " + stream);
