@@ -617,6 +617,48 @@ public abstract class PoolContract extends GpuContract {
     }
 
     /**
+     * A free deferred past a capture, of a block marked for a stream that is destroyed before the
+     * capture ends: the destroyed stream's work is still ordered before any reuse, and nothing
+     * fails later on its dead handle.
+     */
+    @Test
+    public void aDeferredFreeOutlivesItsMarkedStream() {
+        MemoryPool pool = pool();
+        Stream a = gpu.createStream(true);
+        Stream u = gpu.createStream(true);
+        Stream s = gpu.createStream(true);
+        DevicePtr p = pool.alloc(4096, a);
+        DevicePtr graphBuf = pool.alloc(4 * 64, s);
+        gpu.memsetAsync(p, 0, 64, a);
+        gpu.synchronize(a);
+        addI32(p, 1, 16, u);
+        pool.recordStream(p, u);
+        gpu.beginCapture(s, CaptureMode.RELAXED);
+        fill(graphBuf, 5f, 64, s);
+        pool.free(p, a);
+        gpu.destroyStream(u);
+        GraphHandle g = gpu.endCapture(s);
+        gpu.launchGraph(g, s);
+        DevicePtr q = pool.alloc(4096, a);
+        gpu.synchronize();
+        assertThat(readFloats(graphBuf, 64)).containsOnly(5f);
+        if (caching()) {
+            DevicePtr again = pool.alloc(4096, a);
+            assertThat(List.of(q, again)).as("reused once the destroyed stream's work was done").contains(p);
+            pool.free(again, a);
+        }
+        if (detectsRaces()) {
+            assertThat(pool.races()).isEmpty();
+        }
+        pool.free(q, a);
+        pool.free(graphBuf, s);
+        gpu.destroyGraph(g);
+        gpu.synchronize();
+        gpu.destroyStream(a);
+        gpu.destroyStream(s);
+    }
+
+    /**
      * The same free while {@code b} captures in GLOBAL mode is the caller's error by CUDA's rules
      * (as {@code cuMemFree} would be): 900, the block still live, and the capture still valid.
      */
