@@ -25,7 +25,21 @@ import java.util.List;
  *
  * <p><b>Capture.</b> Allocating or freeing a block on a stream that is capturing a CUDA graph is
  * refused with {@code STREAM_CAPTURE_UNSUPPORTED} and leaves the capture valid: a block baked into
- * a graph must outlive every replay, so allocate it before the capture.
+ * a graph must outlive every replay, so allocate it before the capture. Where CUDA refuses
+ * {@code cuMemAlloc} and {@code cuMemFree}, the pool refuses every allocation and free on any
+ * stream with the same error: while a {@code GLOBAL} capture is live, from every thread; while a
+ * {@code THREAD_LOCAL} one is, from its capturing thread. Unlike the driver, it leaves the capture
+ * valid. A {@code RELAXED} capture refuses nothing on other streams. A free, during any capture, of
+ * a block marked with {@link #recordStream} reports no error: it orders itself after the marked
+ * streams' work only once no capture is live (an event recorded on a capturing stream would join
+ * its graph), and the block is reused only after that.
+ *
+ * <p><b>Sizes.</b> A size no device has (from {@code 2^62} bytes) is {@code OUT_OF_MEMORY}, as
+ * {@code cuMemAlloc} answers it; 0 bytes is {@code INVALID_VALUE}.
+ *
+ * <p><b>Races.</b> On a backend that checks stream order (the simulator), a kernel counts as using
+ * the whole block (or allocation) each of its pointer arguments lay in at launch: handing any byte
+ * of it to another stream before that kernel's stream is ordered is a race ({@link #races()}).
  *
  * <p><b>Out of memory.</b> When the driver refuses a new chunk, the pool frees its cached chunks
  * and retries once; if that fails too, the {@code OUT_OF_MEMORY} names the bytes reserved,
@@ -49,8 +63,9 @@ public interface MemoryPool {
      * @param bytes  at least 1
      * @param stream the stream that will use it first
      * @return the block's base, 256-byte aligned
-     * @throws GpuException {@code OUT_OF_MEMORY} after the cache was freed and the retry failed;
-     *                      {@code STREAM_CAPTURE_UNSUPPORTED} while {@code stream} captures
+     * @throws GpuException {@code OUT_OF_MEMORY} after the cache was freed and the retry failed, or
+     *                      for a size no device has; {@code STREAM_CAPTURE_UNSUPPORTED} while
+     *                      {@code stream} captures, or a capture forbids this thread {@code cuMemAlloc}
      */
     DevicePtr alloc(long bytes, Stream stream);
 

@@ -380,7 +380,9 @@ public final class GpuRuntime implements Gpu {
             // Size 0 goes to the driver unpadded, so it fails as CUDA's cuMemAlloc does.
             long pad = redZones.on() && bytes > 0 ? redZones.padFor(index) : 0;
             if (pad > Long.MAX_VALUE - bytes) {
-                throw new IllegalArgumentException("alloc(bytes=" + bytes + "): with the " + pad + "-byte red zone it overflows");
+                // cuMemAlloc's answer for the size alone: no device has 2^63 bytes.
+                throw new GpuException(CudaError.OUT_OF_MEMORY, "alloc", "bytes=" + bytes + " (+" + pad
+                        + " B red zone): larger than any device memory; nothing was allocated");
             }
             long p;
             var jfr = Jfr.beginAlloc();
@@ -1701,7 +1703,7 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "beginCapture " + stream + " " + mode);
             }
-            pool.captureBegan();
+            pool.captureBegan(s, stream.toString(), mode.code());
         } finally {
             gate.leave(gt);
         }
@@ -1716,12 +1718,14 @@ public final class GpuRuntime implements Gpu {
             try {
                 graph = driver.streamEndCapture(s);
             } catch (GpuException e) {
-                if (e.error() == CudaError.STREAM_CAPTURE_INVALIDATED || e.error() == CudaError.STREAM_CAPTURE_UNJOINED) {
-                    pool.captureEnded();
+                // A failed end may still end the capture (901, 904, or 908 from another thread).
+                if (e.error() == CudaError.STREAM_CAPTURE_INVALIDATED || e.error() == CudaError.STREAM_CAPTURE_UNJOINED
+                        || !capturingRaw(s)) {
+                    pool.captureEnded(s);
                 }
                 throw fail(e, "endCapture " + stream);
             }
-            pool.captureEnded();
+            pool.captureEnded(s);
             long exec;
             try {
                 exec = driver.graphInstantiate(graph);
@@ -1748,7 +1752,7 @@ public final class GpuRuntime implements Gpu {
             if (!isCapturing(s, "abortCaptureIfActive")) {
                 return;
             }
-            pool.captureEnded();
+            pool.captureEnded(s);
             try {
                 long graph = driver.streamEndCapture(s);
                 if (graph != 0) {
@@ -1958,12 +1962,14 @@ public final class GpuRuntime implements Gpu {
             try {
                 graph = driver.streamEndCapture(s);
             } catch (GpuException e) {
-                if (e.error() == CudaError.STREAM_CAPTURE_INVALIDATED || e.error() == CudaError.STREAM_CAPTURE_UNJOINED) {
-                    pool.captureEnded();
+                // A failed end may still end the capture (901, 904, or 908 from another thread).
+                if (e.error() == CudaError.STREAM_CAPTURE_INVALIDATED || e.error() == CudaError.STREAM_CAPTURE_UNJOINED
+                        || !capturingRaw(s)) {
+                    pool.captureEnded(s);
                 }
                 throw fail(e, "endCapture " + stream);
             }
-            pool.captureEnded();
+            pool.captureEnded(s);
             try {
                 result[0] = driver.graphExecUpdate(o.raw(), graph);
             } catch (GpuException e) {
@@ -2246,6 +2252,7 @@ public final class GpuRuntime implements Gpu {
         }
         for (long raw : capturable) {
             if (capturingRaw(raw)) {
+                pool.captureEnded(raw);
                 quietly("cuStreamEndCapture", true, () -> {
                     long graph = driver.streamEndCapture(raw);
                     if (graph != 0) {

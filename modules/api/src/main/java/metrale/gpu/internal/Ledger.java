@@ -175,6 +175,18 @@ final class Ledger {
                 + (near == null ? " (it holds no allocation)" : "; the nearest allocation is " + near.describe());
     }
 
+    /** {@return {@code {base, bytes}} of the live entry, pad included, that holds {@code addr}; {@code null} when none} */
+    long[] extentOf(long addr) {
+        synchronized (lock) {
+            Map.Entry<Long, Entry> f = live.floorEntry(addr);
+            if (f == null) {
+                return null;
+            }
+            long size = f.getValue().allocation().bytes() + f.getValue().pad();
+            return Long.compareUnsigned(addr - f.getKey(), size) < 0 ? new long[] {f.getKey(), size} : null;
+        }
+    }
+
     /** {@return the live entry whose range, pad included, holds {@code addr}, or the nearest one; {@code null} when empty} */
     Entry nearest(long addr) {
         synchronized (lock) {

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 import metrale.gpu.Allocation;
@@ -38,6 +37,8 @@ final class PoolFront implements MemoryPool {
     private static final int FREED_MEMORY = 4096;
     /** How many races are kept. */
     private static final int MAX_RACES = 1024;
+    /** The largest block, red zone included, either allocator is asked for (2^62 B: more than any device has). */
+    static final long MAX_BYTES = 1L << 62;
 
     /** How the runtime turns a stream into its driver handle, refusing dead ones. */
     interface Streams {
@@ -66,7 +67,7 @@ final class PoolFront implements MemoryPool {
     private final Streams streams;
     private final Failure failure;
     private final boolean raceChecks;
-    private final AtomicInteger captures = new AtomicInteger();
+    private final PoolCaptures captures = new PoolCaptures();
     private final Object init = new Object();
     private volatile StreamAllocator impl;
     private final TreeMap<Long, Freed> freed = new TreeMap<>(Long::compareUnsigned);
@@ -88,6 +89,11 @@ final class PoolFront implements MemoryPool {
         this.failure = failure;
         // CUDA's own allocator orders its reuse itself; only the caching allocator's reuse is checked.
         this.raceChecks = "caching".equals(kind) && driver.detectsStreamOrderViolations();
+        if (raceChecks) {
+            // A kernel reaches the whole block its pointer lies in, so reuse of any byte of it is checked.
+            // Before the pool's first block no launch can reach pool memory (fresh ranges), so nothing is looked up.
+            driver.allocationExtents(addr -> impl == null ? null : ledger.extentOf(addr));
+        }
     }
 
     private StreamAllocator impl() {
@@ -97,7 +103,7 @@ final class PoolFront implements MemoryPool {
                 a = impl;
                 if (a == null) {
                     try {
-                        a = "cuda".equals(kind) ? new AsyncAllocator(driver) : new CachingAllocator(driver, () -> captures.get() > 0);
+                        a = "cuda".equals(kind) ? new AsyncAllocator(driver, captures::any) : new CachingAllocator(driver, captures::any);
                     } catch (GpuException e) {
                         throw failure.fail(e, "pool (allocator=" + kind + ")");
                     }
@@ -150,10 +156,12 @@ final class PoolFront implements MemoryPool {
         String site = sites.get();
         long index = ledger.nextIndex();
         long pad = redZones.on() ? redZones.padFor(index) : 0;
-        if (pad > Long.MAX_VALUE / 2 - bytes) {
-            throw new IllegalArgumentException(op + "(bytes=" + bytes + "): with the " + pad + "-byte red zone it overflows");
-        }
         refuseDuringCapture(s, stream, op, "allocate");
+        if (bytes > MAX_BYTES - pad) {
+            // What cuMemAlloc answers for a size no device has; the caching allocator's rounding would overflow.
+            throw new GpuException(CudaError.OUT_OF_MEMORY, op, "bytes=" + bytes + (pad > 0 ? " (+" + pad + " B red zone)" : "")
+                    + ": larger than any device memory (at most " + MAX_BYTES + " B per block); nothing was allocated");
+        }
         StreamAllocator a = impl();
         long p;
         try {
@@ -305,7 +313,17 @@ final class PoolFront implements MemoryPool {
     }
 
     private void refuseDuringCapture(long s, Stream stream, String op, String what) {
-        if (captures.get() == 0 || !driver.supportsCaptureQuery()) {
+        if (!captures.any()) {
+            return;
+        }
+        String forbidding = captures.forbidding();
+        if (forbidding != null) {
+            // cuMemAlloc and cuMemFree answer 900 here and invalidate the capture; the pool only refuses.
+            throw new GpuException(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, forbidding + ": the pool does not " + what
+                    + " blocks then, as cuMemAlloc/cuMemFree do not; " + what + " it before beginCapture or after endCapture, "
+                    + "or capture in RELAXED mode (the capture is still valid; nothing was " + (what.equals("free") ? "freed" : "allocated") + ")");
+        }
+        if (!driver.supportsCaptureQuery()) {
             return;
         }
         int status;
@@ -435,14 +453,21 @@ final class PoolFront implements MemoryPool {
         }
     }
 
-    /** A capture began: allocations check their stream's capture status until it ends. */
-    void captureBegan() {
-        captures.incrementAndGet();
+    /**
+     * A capture began on this thread: until it ends, allocations and frees are refused where its
+     * mode forbids {@code cuMemAlloc}, and checked for their stream's capture status elsewhere.
+     *
+     * @param stream the capturing stream's driver handle
+     * @param name   the stream as its user knows it
+     * @param mode   its {@code CUstreamCaptureMode}
+     */
+    void captureBegan(long stream, String name, int mode) {
+        captures.began(stream, name, mode);
     }
 
-    /** A capture ended, or was aborted. */
-    void captureEnded() {
-        captures.updateAndGet(n -> Math.max(0, n - 1));
+    /** The capture on {@code stream} ended, was aborted, or failed to end. */
+    void captureEnded(long stream) {
+        captures.ended(stream);
     }
 
     /**

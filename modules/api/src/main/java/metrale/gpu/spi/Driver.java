@@ -186,6 +186,29 @@ public interface Driver extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Tells a driver that checks stream order ({@link #detectsStreamOrderViolations()}) which
+     * allocation an address lies in, as the runtime knows it, its pool's blocks included: a kernel
+     * then counts as touching the whole allocation each pointer argument lies in at launch, since
+     * it may reach any byte of it, not only the address passed. Other drivers ignore it.
+     *
+     * @param extents the runtime's answer, asked at each launch while the driver holds its own lock;
+     *                it must not call back into the driver
+     */
+    default void allocationExtents(Extents extents) {
+    }
+
+    /** Which allocation an address lies in: see {@link #allocationExtents}. */
+    @FunctionalInterface
+    interface Extents {
+        /**
+         * {@return {@code {base, bytes}} of the live allocation holding {@code addr}, or {@code null} when none}
+         *
+         * @param addr a device address
+         */
+        long[] of(long addr);
+    }
+
     private metrale.gpu.GpuException unsupported(String function) {
         return new metrale.gpu.GpuException(CudaError.NOT_SUPPORTED, function,
                 "the " + name() + " driver has no stream-ordered allocator");

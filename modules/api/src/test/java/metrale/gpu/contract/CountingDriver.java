@@ -635,6 +635,12 @@ public final class CountingDriver implements Driver {
     }
 
     @Override
+    public void allocationExtents(Extents extents) {
+        count("allocationExtents");
+        inner.allocationExtents(extents);
+    }
+
+    @Override
     public long[] graphGetNodes(long graph) {
         count("graphGetNodes");
         return inner.graphGetNodes(graph);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.List;
 import metrale.gpu.Allocation;
+import metrale.gpu.CaptureMode;
 import metrale.gpu.CaptureStatus;
 import metrale.gpu.CudaError;
 import metrale.gpu.DevicePtr;
@@ -467,29 +468,47 @@ public abstract class PoolContract extends GpuContract {
         pool.free(reused);
     }
 
-    /** Allocating or freeing on a capturing stream is refused and leaves the capture valid. */
+    /**
+     * Under a GLOBAL capture the pool refuses every allocation and free, on any stream and any
+     * thread, as {@code cuMemAlloc}/{@code cuMemFree} do (900), the default allocator routed to it
+     * included, but leaves the capture valid (the driver's would be invalidated) and the ledger
+     * unchanged.
+     */
     @Test
-    public void captureIsRefusedAndStaysValid() {
+    public void globalCaptureRefusesEveryAllocAndFreeAndStaysValid() throws Exception {
         MemoryPool pool = pool();
-        Stream s = gpu.createStream();
+        Stream s = gpu.createStream(true);
+        Stream idle = gpu.createStream(true);
         DevicePtr before = pool.alloc(4 * 64, s);
         DevicePtr warm = pool.alloc(256, Stream.DEFAULT);
-        pool.free(warm);
         gpu.synchronize();
-        gpu.beginCapture(s);
+        gpu.beginCapture(s, CaptureMode.GLOBAL);
         assertLedgerUnchanged(() -> {
             GpuException e = assertCuda(CudaError.STREAM_CAPTURE_UNSUPPORTED, () -> pool.alloc(1024, s));
-            assertThat(e.getMessage()).contains("capturing");
+            assertThat(e.getMessage()).contains("GLOBAL").contains("still valid");
             assertCuda(CudaError.STREAM_CAPTURE_UNSUPPORTED, () -> pool.free(before, s));
+            GpuException other = assertCuda(CudaError.STREAM_CAPTURE_UNSUPPORTED, () -> pool.alloc(1024, idle));
+            assertThat(other.getMessage()).contains(s.toString()).contains("GLOBAL");
+            assertCuda(CudaError.STREAM_CAPTURE_UNSUPPORTED, () -> pool.free(warm));
+            assertCuda(CudaError.STREAM_CAPTURE_UNSUPPORTED, () -> gpu.alloc(1024));
+            assertCuda(CudaError.STREAM_CAPTURE_UNSUPPORTED, () -> gpu.free(warm));
+            Throwable[] onOther = new Throwable[1];
+            Thread t = Thread.ofPlatform().start(() -> {
+                try {
+                    pool.alloc(1024, idle);
+                } catch (Throwable x) {
+                    onOther[0] = x;
+                }
+            });
+            try {
+                t.join();
+            } catch (InterruptedException x) {
+                throw new AssertionError(x);
+            }
+            assertThat(onOther[0]).as("GLOBAL forbids every thread").isInstanceOf(GpuException.class)
+                    .satisfies(x -> assertThat(((GpuException) x).error()).isEqualTo(CudaError.STREAM_CAPTURE_UNSUPPORTED));
         });
-        if (caching()) {
-            // The legacy stream is not capturing: a cached block is handed out and returned
-            // without a driver call, so the capture is untouched.
-            DevicePtr hit = pool.alloc(256, Stream.DEFAULT);
-            assertThat(hit).isEqualTo(warm);
-            pool.free(hit);
-        }
-        assertThat(gpu.captureStatus(s)).isEqualTo(CaptureStatus.ACTIVE);
+        assertThat(gpu.captureStatus(s)).as("the pool refused without touching the driver").isEqualTo(CaptureStatus.ACTIVE);
         fill(before, 4f, 64, s);
         GraphHandle g = gpu.endCapture(s);
         gpu.launchGraph(g, s);
@@ -497,10 +516,275 @@ public abstract class PoolContract extends GpuContract {
         assertThat(readFloats(before, 64)).containsOnly(4f);
         gpu.destroyGraph(g);
         pool.free(before, s);
-        DevicePtr after = pool.alloc(1024, s);
-        pool.free(after, s);
-        gpu.synchronize(s);
+        pool.free(warm);
+        DevicePtr after = pool.alloc(1024, idle);
+        pool.free(after, idle);
+        gpu.synchronize();
         gpu.destroyStream(s);
+        gpu.destroyStream(idle);
+    }
+
+    /**
+     * Under THREAD_LOCAL only the capturing thread is refused (900, capture valid); under RELAXED
+     * nothing is, except an allocation or free on the capturing stream itself.
+     */
+    @Test
+    public void threadLocalAndRelaxedCapturesRefuseAsTheDriverDoes() throws Exception {
+        MemoryPool pool = pool();
+        Stream s = gpu.createStream(true);
+        Stream idle = gpu.createStream(true);
+        DevicePtr buf = pool.alloc(4 * 64, s);
+        gpu.synchronize();
+        gpu.beginCapture(s, CaptureMode.THREAD_LOCAL);
+        assertLedgerUnchanged(() -> assertCuda(CudaError.STREAM_CAPTURE_UNSUPPORTED, () -> pool.alloc(1024, idle)));
+        DevicePtr[] fromOther = new DevicePtr[1];
+        Throwable[] failed = new Throwable[1];
+        Thread t = Thread.ofPlatform().start(() -> {
+            try {
+                fromOther[0] = pool.alloc(1024, idle);
+                pool.free(fromOther[0], idle);
+            } catch (Throwable x) {
+                failed[0] = x;
+            }
+        });
+        t.join();
+        assertThat(failed[0]).as("THREAD_LOCAL leaves other threads alone").isNull();
+        assertThat(gpu.captureStatus(s)).isEqualTo(CaptureStatus.ACTIVE);
+        fill(buf, 1f, 64, s);
+        gpu.destroyGraph(gpu.endCapture(s));
+
+        gpu.beginCapture(s, CaptureMode.RELAXED);
+        DevicePtr q = pool.alloc(1024, idle);
+        pool.free(q, idle);
+        assertLedgerUnchanged(() -> assertCuda(CudaError.STREAM_CAPTURE_UNSUPPORTED, () -> pool.alloc(1024, s)));
+        assertThat(gpu.captureStatus(s)).isEqualTo(CaptureStatus.ACTIVE);
+        fill(buf, 2f, 64, s);
+        GraphHandle g = gpu.endCapture(s);
+        gpu.launchGraph(g, s);
+        gpu.synchronize(s);
+        assertThat(readFloats(buf, 64)).containsOnly(2f);
+        gpu.destroyGraph(g);
+        pool.free(buf, s);
+        gpu.synchronize();
+        gpu.destroyStream(s);
+        gpu.destroyStream(idle);
+    }
+
+    /**
+     * A block marked {@code recordStream(b)} and freed on another stream while {@code b} captures
+     * in RELAXED mode: no call reports an error the caller did not make, {@code b}'s capture stays
+     * valid and its graph runs, and the block is reused once {@code b}'s work before the free is done.
+     */
+    @Test
+    public void aFreeDuringAnotherStreamsRelaxedCaptureLeavesItValid() {
+        MemoryPool pool = pool();
+        Stream a = gpu.createStream(true);
+        Stream b = gpu.createStream(true);
+        Stream c = gpu.createStream(true);
+        DevicePtr p = pool.alloc(4096, a);
+        DevicePtr graphBuf = pool.alloc(4 * 64, b);
+        addI32(p, 1, 16, b);
+        pool.recordStream(p, b);
+        gpu.synchronize();
+        gpu.beginCapture(b, CaptureMode.RELAXED);
+        fill(graphBuf, 3f, 64, b);
+        pool.free(p, a);
+        DevicePtr q = pool.alloc(1024, c);
+        assertThat(q).as("not the block b may still use").isNotEqualTo(p);
+        pool.free(q, c);
+        assertThat(gpu.captureStatus(b)).isEqualTo(CaptureStatus.ACTIVE);
+        GraphHandle g = gpu.endCapture(b);
+        gpu.launchGraph(g, b);
+        gpu.synchronize();
+        assertThat(readFloats(graphBuf, 64)).containsOnly(3f);
+        gpu.destroyGraph(g);
+        if (caching()) {
+            // The first allocation after the capture records the deferred event; once it completed, p is reused.
+            pool.free(pool.alloc(1024, c), c);
+            gpu.synchronize();
+            DevicePtr again = pool.alloc(4096, a);
+            assertThat(again).as("reused once b's work before the free was seen done").isEqualTo(p);
+            pool.free(again, a);
+        }
+        if (detectsRaces()) {
+            assertThat(pool.races()).isEmpty();
+        }
+        pool.free(graphBuf, b);
+        gpu.synchronize();
+        gpu.destroyStream(a);
+        gpu.destroyStream(b);
+        gpu.destroyStream(c);
+    }
+
+    /**
+     * A free deferred past a capture, of a block marked for a stream that is destroyed before the
+     * capture ends: the destroyed stream's work is still ordered before any reuse, and nothing
+     * fails later on its dead handle.
+     */
+    @Test
+    public void aDeferredFreeOutlivesItsMarkedStream() {
+        MemoryPool pool = pool();
+        Stream a = gpu.createStream(true);
+        Stream u = gpu.createStream(true);
+        Stream s = gpu.createStream(true);
+        DevicePtr p = pool.alloc(4096, a);
+        DevicePtr graphBuf = pool.alloc(4 * 64, s);
+        gpu.memsetAsync(p, 0, 64, a);
+        gpu.synchronize(a);
+        addI32(p, 1, 16, u);
+        pool.recordStream(p, u);
+        gpu.beginCapture(s, CaptureMode.RELAXED);
+        fill(graphBuf, 5f, 64, s);
+        pool.free(p, a);
+        gpu.destroyStream(u);
+        GraphHandle g = gpu.endCapture(s);
+        gpu.launchGraph(g, s);
+        DevicePtr q = pool.alloc(4096, a);
+        gpu.synchronize();
+        assertThat(readFloats(graphBuf, 64)).containsOnly(5f);
+        if (caching()) {
+            DevicePtr again = pool.alloc(4096, a);
+            assertThat(List.of(q, again)).as("reused once the destroyed stream's work was done").contains(p);
+            pool.free(again, a);
+        }
+        if (detectsRaces()) {
+            assertThat(pool.races()).isEmpty();
+        }
+        pool.free(q, a);
+        pool.free(graphBuf, s);
+        gpu.destroyGraph(g);
+        gpu.synchronize();
+        gpu.destroyStream(a);
+        gpu.destroyStream(s);
+    }
+
+    /**
+     * The same free while {@code b} captures in GLOBAL mode is the caller's error by CUDA's rules
+     * (as {@code cuMemFree} would be): 900, the block still live, and the capture still valid.
+     */
+    @Test
+    public void aFreeDuringAnotherStreamsGlobalCaptureIsRefusedAndLeavesItValid() {
+        MemoryPool pool = pool();
+        Stream a = gpu.createStream(true);
+        Stream b = gpu.createStream(true);
+        Stream c = gpu.createStream(true);
+        DevicePtr p = pool.alloc(4096, a);
+        DevicePtr graphBuf = pool.alloc(4 * 64, b);
+        gpu.memsetAsync(p, 0, 64, b);
+        addI32(p, 1, 16, b);
+        pool.recordStream(p, b);
+        gpu.synchronize();
+        gpu.beginCapture(b, CaptureMode.GLOBAL);
+        fill(graphBuf, 3f, 64, b);
+        assertLedgerUnchanged(() -> {
+            GpuException e = assertCuda(CudaError.STREAM_CAPTURE_UNSUPPORTED, () -> pool.free(p, a));
+            assertThat(e.getMessage()).contains(b.toString()).contains("GLOBAL").contains("nothing was freed");
+            assertCuda(CudaError.STREAM_CAPTURE_UNSUPPORTED, () -> pool.alloc(1024, c));
+        });
+        assertThat(gpu.captureStatus(b)).isEqualTo(CaptureStatus.ACTIVE);
+        GraphHandle g = gpu.endCapture(b);
+        gpu.launchGraph(g, b);
+        gpu.synchronize();
+        assertThat(readFloats(graphBuf, 64)).containsOnly(3f);
+        assertThat(readInts(p, 16)).as("the refused free left the block intact").containsOnly(1);
+        gpu.destroyGraph(g);
+        pool.free(p, a);
+        pool.free(graphBuf, b);
+        gpu.synchronize();
+        gpu.destroyStream(a);
+        gpu.destroyStream(b);
+        gpu.destroyStream(c);
+    }
+
+    /**
+     * Sizes no device has fail as {@code cuMemAlloc} fails them: {@code OUT_OF_MEMORY}, not a
+     * Java exception about red zones, with or without them, through the pool and the default
+     * allocator routed to it; nothing lands on the ledger.
+     */
+    @Test
+    public void hugeSizesAreOutOfMemoryAsWithTheDriverAllocator() {
+        MemoryPool pool = pool();
+        for (long bytes : new long[] {Long.MAX_VALUE, Long.MAX_VALUE - 4096, (1L << 62) + 1}) {
+            assertLedgerUnchanged(() -> {
+                GpuException e = assertCuda(CudaError.OUT_OF_MEMORY, () -> pool.alloc(bytes, Stream.DEFAULT));
+                assertThat(e.getMessage()).contains(String.valueOf(bytes));
+                assertCuda(CudaError.OUT_OF_MEMORY, () -> gpu.alloc(bytes));
+            });
+        }
+        assertCuda(CudaError.INVALID_VALUE, () -> pool.alloc(0, Stream.DEFAULT));
+        try (Gpu zoned = open(b -> pooled(b).redZoneBytes(64)); Gpu plain = open(b -> b.allocator("driver"));
+             Gpu plainZoned = open(b -> b.allocator("driver").redZoneBytes(64))) {
+            for (Gpu g : List.of(zoned, plain, plainZoned)) {
+                GpuException e = assertCuda(CudaError.OUT_OF_MEMORY, () -> g.alloc(Long.MAX_VALUE));
+                assertThat(e.getMessage()).contains(String.valueOf(Long.MAX_VALUE));
+                assertThat(g.liveAllocations()).isEmpty();
+            }
+            assertCuda(CudaError.OUT_OF_MEMORY, () -> zoned.pool().alloc(Long.MAX_VALUE - 10, Stream.DEFAULT));
+        }
+        DevicePtr ok = pool.alloc(100, Stream.DEFAULT);
+        pool.free(ok);
+    }
+
+    /**
+     * A kernel on {@code b} still writes a 4 KiB block freed on {@code c} without
+     * {@code recordStream(b)}; a 512-byte block split off its interior, at no pointer the kernel
+     * was given, is handed to {@code c}: the kernel can reach it through its pointer to the old
+     * block, so that reuse is a race naming both sites too.
+     */
+    @Test
+    public void aRaceOnPartOfASplitBlockIsReported() {
+        assumeTrue(caching(), "the caching allocator's own reuse decisions");
+        MemoryPool pool = pool();
+        Stream b = gpu.createStream(true);
+        Stream c = gpu.createStream(true);
+        DevicePtr old = pool.alloc(4096, c); String first = here();
+        gpu.memsetAsync(old, 0, 4096, c);
+        gpu.synchronize(c);
+        spin(300, b);
+        addI32(old, 1, 1024, b);
+        pool.free(old, c); String freed = here();
+        DevicePtr head = pool.alloc(512, c);
+        DevicePtr inner = pool.alloc(512, c); String second = here();
+        assertThat(head).isEqualTo(old);
+        assertThat(inner.address()).as("split off the old block's interior").isEqualTo(old.address() + 512);
+        if (detectsRaces()) {
+            assertThat(pool.races()).filteredOn(r -> r.ptr().equals(inner)).singleElement().satisfies(r -> {
+                assertThat(r.site()).isEqualTo(second);
+                assertThat(r.stream()).isEqualTo(c);
+                assertThat(r.previous()).contains(first).contains(freed);
+                assertThat(r.unorderedWith()).contains("add_i32");
+            });
+        } else {
+            assertThat(pool.races()).isEmpty();
+        }
+        gpu.synchronize();
+        pool.free(head, c);
+        pool.free(inner, c);
+        gpu.destroyStream(b);
+        gpu.destroyStream(c);
+    }
+
+    /**
+     * With {@code allocator=cuda}, memory freed stays reserved by CUDA's pool across a
+     * synchronization (the pool raises its release threshold) and is given back to the device by
+     * {@code emptyCache}.
+     */
+    @Test
+    public void freedMemoryStaysCachedUntilEmptyCache() {
+        assumeTrue(!caching(), "CUDA's pool and its release threshold");
+        MemoryPool pool = pool();
+        pool.emptyCache();
+        long before = gpu.deviceFreeMemory();
+        DevicePtr p = pool.alloc(BIG, Stream.DEFAULT);
+        pool.free(p);
+        gpu.synchronize();
+        long cachedFree = gpu.deviceFreeMemory();
+        assertThat(cachedFree).as("freed memory stays cached past a sync").isLessThanOrEqualTo(before - BIG);
+        assertThat(pool.stats().reservedBytes()).isGreaterThanOrEqualTo(BIG);
+        assertThat(pool.stats().cachedBytes()).isGreaterThanOrEqualTo(BIG);
+        pool.emptyCache();
+        assertThat(gpu.deviceFreeMemory()).as("emptyCache gives it back").isGreaterThanOrEqualTo(cachedFree + BIG);
+        assertThat(pool.stats().reservedBytes()).isZero();
     }
 
     /** Destroying a stream that owns blocks leaves them usable: freed later, they are reused elsewhere. */

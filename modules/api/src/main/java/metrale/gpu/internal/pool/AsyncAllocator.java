@@ -2,10 +2,12 @@
 package metrale.gpu.internal.pool;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiConsumer;
+import java.util.function.BooleanSupplier;
 import metrale.gpu.CudaError;
 import metrale.gpu.GpuException;
 import metrale.gpu.PoolSnapshot;
@@ -20,7 +22,9 @@ import metrale.gpu.spi.Driver;
  * <p>CUDA keeps the chunks and does the stream-ordered reuse itself (a block freed on one stream
  * is reused by another once ordered after the free). {@link #recordStream} is kept here: at the
  * free, an event recorded on each extra stream is waited for by the freeing stream, so the free is
- * ordered after their work. Reserved and used bytes come from the pool's attributes; the largest
+ * ordered after their work. While any capture is live, such a free is deferred whole until none is
+ * (the record would join a capturing stream's graph and the wait pull the freeing stream into it);
+ * the memory stays reserved until then. Reserved and used bytes come from the pool's attributes; the largest
  * cached block and fragmentation are not known and read 0.
  */
 public final class AsyncAllocator implements StreamAllocator {
@@ -31,10 +35,16 @@ public final class AsyncAllocator implements StreamAllocator {
     private record Live(long bytes, long stream, String site, long[] uses) {
     }
 
+    /** A free deferred past the live captures. */
+    private record Deferred(long ptr, long stream, long[] uses) {
+    }
+
     private final Driver driver;
     private final PoolHistory history = new PoolHistory();
     private final Map<Long, Live> live = new HashMap<>();
     private final ArrayDeque<Long> spareEvents = new ArrayDeque<>();
+    private final BooleanSupplier anyCapture;
+    private final List<Deferred> deferred = new ArrayList<>();
     private long allocatedBytes;
     private long peakAllocated;
     private long allocs;
@@ -45,16 +55,18 @@ public final class AsyncAllocator implements StreamAllocator {
     private long lastReserved;
 
     /**
-     * @param driver a driver with {@link Driver#supportsMemPools()}
+     * @param driver     a driver with {@link Driver#supportsMemPools()}
+     * @param anyCapture whether any stream may be capturing now
      * @throws GpuException {@code NOT_SUPPORTED} when it has no stream-ordered allocator
      */
-    public AsyncAllocator(Driver driver) {
+    public AsyncAllocator(Driver driver, BooleanSupplier anyCapture) {
         if (!driver.supportsMemPools()) {
             throw new GpuException(CudaError.NOT_SUPPORTED, "allocator=cuda",
                     "the " + driver.name() + " driver has no stream-ordered allocator (cuMemAllocAsync, CUDA 11.2+); "
                             + "use allocator=caching");
         }
         this.driver = driver;
+        this.anyCapture = anyCapture;
         // Keep every freed byte: the default threshold 0 returns memory to the device at each sync.
         driver.memPoolSetAttribute(Driver.MEMPOOL_ATTR_RELEASE_THRESHOLD, -1L);
     }
@@ -66,6 +78,7 @@ public final class AsyncAllocator implements StreamAllocator {
 
     @Override
     public synchronized long alloc(long bytes, long stream, String site, long index) {
+        flushDeferred();
         long p;
         try {
             p = driver.memAllocAsync(bytes, stream);
@@ -143,8 +156,27 @@ public final class AsyncAllocator implements StreamAllocator {
     @Override
     public synchronized void free(long ptr, long stream) {
         Live l = block(ptr, "free");
+        flushDeferred();
+        boolean extra = false;
         if (l.uses() != null) {
             for (long u : l.uses()) {
+                extra |= u != stream;
+            }
+        }
+        if (extra && anyCapture.getAsBoolean()) {
+            deferred.add(new Deferred(ptr, stream, l.uses()));
+        } else {
+            release(ptr, stream, l.uses());
+        }
+        live.remove(ptr);
+        allocatedBytes -= l.bytes();
+        history.add("free", ptr, l.bytes(), stream, l.site(), lastReserved, allocatedBytes);
+    }
+
+    /** Frees on {@code stream} after the work so far of each extra stream in {@code uses}. */
+    private void release(long ptr, long stream, long[] uses) {
+        if (uses != null) {
+            for (long u : uses) {
                 if (u != stream) {
                     long ev = takeEvent();
                     try {
@@ -159,9 +191,18 @@ public final class AsyncAllocator implements StreamAllocator {
         }
         driver.memFreeAsync(ptr, stream);
         driverFrees++;
-        live.remove(ptr);
-        allocatedBytes -= l.bytes();
-        history.add("free", ptr, l.bytes(), stream, l.site(), lastReserved, allocatedBytes);
+    }
+
+    /** Does the deferred frees once no capture is live; a failed one stays deferred. */
+    private void flushDeferred() {
+        if (deferred.isEmpty() || anyCapture.getAsBoolean()) {
+            return;
+        }
+        while (!deferred.isEmpty()) {
+            Deferred d = deferred.getFirst();
+            release(d.ptr(), d.stream(), d.uses());
+            deferred.removeFirst();
+        }
     }
 
     @Override
@@ -183,6 +224,7 @@ public final class AsyncAllocator implements StreamAllocator {
 
     @Override
     public synchronized void emptyCache() {
+        flushDeferred();
         flushes++;
         trim();
     }
@@ -205,6 +247,27 @@ public final class AsyncAllocator implements StreamAllocator {
      */
     @Override
     public synchronized void streamDestroyed(long stream) {
+        for (int i = 0; i < deferred.size(); i++) {
+            Deferred d = deferred.get(i);
+            if (d.stream() == stream) {
+                // Freed later on the legacy stream, once this stream's work is done.
+                driver.streamSynchronize(stream);
+                d = new Deferred(d.ptr(), 0, d.uses());
+                deferred.set(i, d);
+            }
+            long[] others = java.util.Arrays.stream(d.uses()).filter(u -> u != stream).toArray();
+            if (others.length < d.uses().length) {
+                // The dying stream's work is ordered now, while its handle lives: an event it waits for.
+                long ev = takeEvent();
+                try {
+                    driver.eventRecord(ev, stream);
+                    driver.streamWaitEvent(d.stream(), ev, 0);
+                } finally {
+                    spareEvents.push(ev);
+                }
+                deferred.set(i, new Deferred(d.ptr(), d.stream(), others));
+            }
+        }
         boolean holds = false;
         for (Live l : live.values()) {
             holds |= l.stream() == stream;
@@ -256,6 +319,10 @@ public final class AsyncAllocator implements StreamAllocator {
 
     @Override
     public synchronized void close(BiConsumer<String, Runnable> step) {
+        for (Deferred d : deferred) {
+            step.accept("cuMemFreeAsync 0x" + Long.toHexString(d.ptr()), () -> release(d.ptr(), d.stream(), d.uses()));
+        }
+        deferred.clear();
         for (Map.Entry<Long, Live> e : live.entrySet()) {
             long p = e.getKey();
             step.accept("cuMemFreeAsync 0x" + Long.toHexString(p), () -> driver.memFreeAsync(p, 0));

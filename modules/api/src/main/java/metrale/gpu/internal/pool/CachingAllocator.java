@@ -37,7 +37,10 @@ import metrale.gpu.spi.Driver;
  * stream or the device, or a fence event the allocator recorded on the freeing stream after the
  * free has completed. Fences are recorded lazily, when another stream first misses in its own
  * bins, so a free costs no driver call. A block marked by {@link #recordStream} goes to no bin
- * until the events recorded at its free on each extra stream have completed.
+ * until the events recorded at its free on each extra stream have completed. While any capture is
+ * live, no event is recorded: those of a free wait until no capture is live (PyTorch defers them
+ * so too), and the block stays pending until then, since a record on a capturing stream would
+ * join its graph and a query of that event fail with {@code CAPTURED_EVENT (907)}.
  *
  * <p>Invariants: the blocks of a chunk tile it in address order; a free block is either in
  * exactly one bin or in {@link #pending}; two neighbouring free blocks in the bins of the same
@@ -103,6 +106,11 @@ public final class CachingAllocator implements StreamAllocator {
         int useCount;
         /** Free and pending: the events it waits for. */
         long[] events;
+        /**
+         * Free and pending: the extra streams whose events are not yet recorded, since a capture was
+         * live at the free (a record on a capturing stream would join its graph), or {@code null}.
+         */
+        long[] deferred;
         /** The bins it is in, or {@code null}. */
         Lane lane;
 
@@ -398,7 +406,17 @@ public final class CachingAllocator implements StreamAllocator {
             }
         }
         long[] evs = null;
-        if (extra > 0) {
+        long[] deferred = null;
+        if (extra > 0 && anyCapture.getAsBoolean()) {
+            evs = new long[0];
+            deferred = new long[extra];
+            int k = 0;
+            for (int i = 0; i < b.useCount; i++) {
+                if (b.uses[i] != stream) {
+                    deferred[k++] = b.uses[i];
+                }
+            }
+        } else if (extra > 0) {
             // Record first, so a failed record leaves the block live and the caller's free refused.
             evs = new long[extra];
             int k = 0;
@@ -429,6 +447,7 @@ public final class CachingAllocator implements StreamAllocator {
         b.useCount = 0;
         if (evs != null) {
             b.events = evs;
+            b.deferred = deferred;
             pending.add(b);
         } else {
             binFree(b);
@@ -473,8 +492,15 @@ public final class CachingAllocator implements StreamAllocator {
 
     /** Bins the pending blocks whose events completed; with {@code wait}, waits for them all. */
     private void processPending(boolean wait) {
+        boolean capture = anyCapture.getAsBoolean();
         for (Iterator<Block> it = pending.iterator(); it.hasNext(); ) {
             Block b = it.next();
+            if (b.deferred != null) {
+                if (capture) {
+                    continue;
+                }
+                recordDeferred(b, -1);
+            }
             boolean done = true;
             for (long ev : b.events) {
                 if (wait) {
@@ -493,6 +519,36 @@ public final class CachingAllocator implements StreamAllocator {
                 binFree(b);
             }
         }
+    }
+
+    /**
+     * Records the deferred events of a pending block, each on its stream as soon as it is recorded
+     * (so a failure leaves the rest deferred); with {@code only >= 0}, just that stream's.
+     */
+    private void recordDeferred(Block b, long only) {
+        long[] ds = b.deferred;
+        long[] keep = new long[ds.length];
+        int left = 0;
+        for (int i = 0; i < ds.length; i++) {
+            if (only >= 0 && ds[i] != only) {
+                keep[left++] = ds[i];
+                continue;
+            }
+            long ev = takeEvent();
+            try {
+                driver.eventRecord(ev, ds[i]);
+            } catch (GpuException e) {
+                spareEvents.push(ev);
+                for (int j = i; j < ds.length; j++) {
+                    keep[left++] = ds[j];
+                }
+                b.deferred = java.util.Arrays.copyOf(keep, left);
+                throw e;
+            }
+            b.events = java.util.Arrays.copyOf(b.events, b.events.length + 1);
+            b.events[b.events.length - 1] = ev;
+        }
+        b.deferred = left == 0 ? null : java.util.Arrays.copyOf(keep, left);
     }
 
     @Override
@@ -582,6 +638,16 @@ public final class CachingAllocator implements StreamAllocator {
         }
         for (Block b : pending) {
             holds |= b.stream == stream;
+            if (b.deferred != null) {
+                for (long u : b.deferred) {
+                    if (u == stream) {
+                        // Its event must be recorded while the handle lives; a stream being
+                        // destroyed is not expected to capture (its capture would die with it).
+                        recordDeferred(b, stream);
+                        break;
+                    }
+                }
+            }
         }
         if (!holds) {
             if (l != null && l.fenceEvent != 0) {

@@ -71,6 +71,16 @@ final class DeviceMemory {
         return Math.max(0, capacity - used);
     }
 
+    /** Charges {@code bytes} no allocation holds: memory a pool keeps reserved. */
+    void charge(long bytes) {
+        used += bytes;
+    }
+
+    /** Gives back bytes {@link #charge} took. */
+    void uncharge(long bytes) {
+        used -= bytes;
+    }
+
     /** {@return whether {@code bytes} more bytes fit in the capacity} */
     boolean fits(long bytes) {
         return bytes <= capacity - used;

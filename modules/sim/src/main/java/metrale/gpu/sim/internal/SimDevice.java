@@ -142,10 +142,9 @@ public final class SimDevice implements Driver {
     private final SimTwins twins;
     private long allocAttempts;
     /** Live allocations of {@code cuMemAllocAsync}, their bytes, high-water mark and the release threshold. */
-    private final java.util.Set<Long> asyncLive = new java.util.HashSet<>();
-    private long asyncUsed;
-    private long asyncHigh;
-    private long asyncThreshold;
+    private final SimAsyncPool asyncPool;
+    /** The runtime's allocations, for the reach of a kernel ({@link #allocationExtents}); {@code null} when not told. */
+    private volatile Extents extents;
     private CudaError sticky;
     private String stickyDetail;
     private CudaError syncFailure;
@@ -225,6 +224,7 @@ public final class SimDevice implements Driver {
         this.ordinal = (int) dev;
         this.smCount = (int) sms;
         this.memory = new DeviceMemory(capacity, (byte) fill);
+        this.asyncPool = new SimAsyncPool(memory);
         String initCheck = config.get(SimInitCheck.OPT_INITCHECK, "false").trim();
         if (!initCheck.equals("true") && !initCheck.equals("false")) {
             throw new IllegalArgumentException("option " + SimInitCheck.OPT_INITCHECK + "=" + initCheck + " must be true or false");
@@ -624,9 +624,7 @@ public final class SimDevice implements Driver {
             }
             // cuMemFree synchronizes: work still using the memory finishes first.
             drainAll(op, "ptr=" + hex(ptr));
-            if (asyncLive.remove(ptr)) {
-                asyncUsed -= a.size;
-            }
+            asyncPool.freedNow(ptr, a.size);
             memory.free(a);
         } finally {
             lock.unlock();
@@ -670,8 +668,8 @@ public final class SimDevice implements Driver {
     /**
      * {@inheritDoc}
      *
-     * <p>The simulator's pool caches nothing: each call is a fresh allocation, valid at once. A
-     * capturing stream is refused with {@code STREAM_CAPTURE_UNSUPPORTED}: memory-allocation graph
+     * <p>Each call is a fresh address range, valid at once, that draws first on the bytes the pool
+     * keeps reserved ({@link SimAsyncPool}). A capturing stream is refused with {@code STREAM_CAPTURE_UNSUPPORTED}: memory-allocation graph
      * nodes are not simulated.
      */
     @Override
@@ -689,10 +687,15 @@ public final class SimDevice implements Driver {
             if (bytes == 0) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": an allocation needs at least one byte");
             }
-            long p = allocate(Alloc.Kind.DEVICE, bytes, op, d);
-            asyncLive.add(p);
-            asyncUsed += bytes;
-            asyncHigh = Math.max(asyncHigh, asyncUsed);
+            long take = asyncPool.draw(bytes);
+            long p;
+            try {
+                p = allocate(Alloc.Kind.DEVICE, bytes, op, d);
+            } catch (RuntimeException e) {
+                asyncPool.undraw(take);
+                throw e;
+            }
+            asyncPool.allocated(p, bytes);
             return p;
         } finally {
             lock.unlock();
@@ -713,12 +716,11 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, d + ": the simulator does not capture free nodes");
             }
             Alloc a = memory.atBase(ptr);
-            if (a == null || !asyncLive.remove(ptr)) {
+            if (a == null || !asyncPool.owns(ptr)) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": not a live allocation of cuMemAllocAsync ("
                         + whyNotFreeable(ptr, a != null && a.kind == Alloc.Kind.PINNED ? a : null) + ")");
             }
-            asyncUsed -= a.size;
-            scheduler.enqueue(s, new Works.FreeAsync(memory, a), null);
+            scheduler.enqueue(s, asyncPool.freeAsync(a), null);
         } finally {
             lock.unlock();
         }
@@ -729,7 +731,7 @@ public final class SimDevice implements Driver {
         lock.lock();
         try {
             enter("cuMemPoolTrimTo");
-            // Nothing is cached.
+            asyncPool.trimTo(minBytesToKeep);
         } finally {
             lock.unlock();
         }
@@ -742,9 +744,11 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             return switch (attr) {
-                case MEMPOOL_ATTR_RELEASE_THRESHOLD -> asyncThreshold;
-                case MEMPOOL_ATTR_RESERVED_MEM_CURRENT, MEMPOOL_ATTR_USED_MEM_CURRENT -> asyncUsed;
-                case MEMPOOL_ATTR_RESERVED_MEM_HIGH, MEMPOOL_ATTR_USED_MEM_HIGH -> asyncHigh;
+                case MEMPOOL_ATTR_RELEASE_THRESHOLD -> asyncPool.threshold();
+                case MEMPOOL_ATTR_RESERVED_MEM_CURRENT -> asyncPool.reserved();
+                case MEMPOOL_ATTR_USED_MEM_CURRENT -> asyncPool.used();
+                case MEMPOOL_ATTR_RESERVED_MEM_HIGH -> asyncPool.reservedHigh();
+                case MEMPOOL_ATTR_USED_MEM_HIGH -> asyncPool.usedHigh();
                 default -> throw err(CudaError.INVALID_VALUE, op, "attr=" + attr + ": not a 64-bit pool attribute (4 to 8)");
             };
         } finally {
@@ -759,9 +763,11 @@ public final class SimDevice implements Driver {
         try {
             enter(op);
             if (attr == MEMPOOL_ATTR_RELEASE_THRESHOLD) {
-                asyncThreshold = value;
-            } else if ((attr == MEMPOOL_ATTR_RESERVED_MEM_HIGH || attr == MEMPOOL_ATTR_USED_MEM_HIGH) && value == 0) {
-                asyncHigh = asyncUsed;
+                asyncPool.threshold(value);
+            } else if (attr == MEMPOOL_ATTR_RESERVED_MEM_HIGH && value == 0) {
+                asyncPool.resetReservedHigh();
+            } else if (attr == MEMPOOL_ATTR_USED_MEM_HIGH && value == 0) {
+                asyncPool.resetUsedHigh();
             } else {
                 throw err(CudaError.INVALID_VALUE, op, "attr=" + attr + ", value=" + value
                         + ": settable are the release threshold (4) and, to 0, the high-water marks (6, 8)");
@@ -774,6 +780,11 @@ public final class SimDevice implements Driver {
     @Override
     public boolean detectsStreamOrderViolations() {
         return true;
+    }
+
+    @Override
+    public void allocationExtents(Extents extents) {
+        this.extents = extents;
     }
 
     /**
@@ -1177,6 +1188,7 @@ public final class SimDevice implements Driver {
             injectedSyncFailure(op, s);
             drain(op, s, s.tail());
             engine.advanceTo(s.lastEnd);
+            asyncPool.synchronizedHost();
         } finally {
             lock.unlock();
         }
@@ -1219,6 +1231,7 @@ public final class SimDevice implements Driver {
             rules.checkContextSync(op);
             injectedSyncFailure(op, "the context");
             drainAll(op, "");
+            asyncPool.synchronizedHost();
         } finally {
             lock.unlock();
         }
@@ -1313,6 +1326,7 @@ public final class SimDevice implements Driver {
             if (ev.op != null) {
                 engine.advanceTo(ev.op.end);
             }
+            asyncPool.synchronizedHost();
         } finally {
             lock.unlock();
         }
@@ -1915,7 +1929,7 @@ public final class SimDevice implements Driver {
             }
         }
         return new Works.Kernel(f.name, f.kernel, config.grid(), config.block(), config.sharedMemBytes(),
-                words, wide, sizes);
+                words, wide, sizes, Works.Kernel.reachOf(extents, words));
     }
 
     /** {@return the twin of {@code module::func}: this runtime's table first, then the process-wide one} */

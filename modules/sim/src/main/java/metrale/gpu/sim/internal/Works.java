@@ -166,9 +166,12 @@ final class Works {
         }
     }
 
-    /** One kernel launch with the argument values copied at enqueue. */
+    /**
+     * One kernel launch with the argument values copied at enqueue, and {@code reach}: pairs of
+     * {@code [lo, hi)}, the allocations its argument words lay in at enqueue (empty when unknown).
+     */
     record Kernel(String name, SimKernel kernel, Dim3 grid, Dim3 block, int sharedMemBytes,
-                  long[] words, byte[][] bytes, int[] sizes) implements Work {
+                  long[] words, byte[][] bytes, int[] sizes, long[] reach) implements Work {
         @Override
         public void run(Engine e) {
             if (e.faultKernels.remove(name)) {
@@ -207,22 +210,29 @@ final class Works {
                     return true;
                 }
             }
+            for (int i = 0; i < reach.length; i += 2) {
+                if (Work.overlaps(reach[i], reach[i + 1] - reach[i], lo, hi)) {
+                    return true;
+                }
+            }
             return false;
         }
-    }
 
-    /** {@code cuMemFreeAsync}: the allocation is released when this runs, in its stream's order. */
-    record FreeAsync(DeviceMemory memory, Alloc alloc) implements Work {
-        @Override
-        public void run(Engine e) {
-            if (!alloc.freed) {
-                memory.free(alloc);
+        /** {@return the {@code reach} of {@code words}: the allocation each lies in, by {@code extents}} */
+        static long[] reachOf(metrale.gpu.spi.Driver.Extents extents, long[] words) {
+            if (extents == null) {
+                return new long[0];
             }
-        }
-
-        @Override
-        public String describe() {
-            return "cuMemFreeAsync(" + alloc + ")";
+            long[] r = new long[2 * words.length];
+            int n = 0;
+            for (long w : words) {
+                long[] e = w == 0 ? null : extents.of(w);
+                if (e != null) {
+                    r[n++] = e[0];
+                    r[n++] = e[0] + e[1];
+                }
+            }
+            return java.util.Arrays.copyOf(r, n);
         }
     }
 
