@@ -659,6 +659,36 @@ public abstract class PoolContract extends GpuContract {
     }
 
     /**
+     * A stream marked with {@code recordStream} and destroyed while the block is still live: the
+     * destroy waits for its work, so the later free records on no dead handle (400) and the block
+     * is reused without a race.
+     */
+    @Test
+    public void aLiveBlocksMarkedStreamMayBeDestroyedBeforeTheFree() {
+        MemoryPool pool = pool();
+        Stream a = gpu.createStream(true);
+        Stream u = gpu.createStream(true);
+        DevicePtr p = pool.alloc(4096, a);
+        gpu.memsetAsync(p, 0, 64, a);
+        gpu.synchronize(a);
+        addI32(p, 1, 16, u);
+        pool.recordStream(p, u);
+        gpu.destroyStream(u);
+        pool.free(p, a);
+        DevicePtr q = pool.alloc(4096, a);
+        gpu.synchronize();
+        if (caching()) {
+            assertThat(q).as("reused once the destroyed stream's work was done").isEqualTo(p);
+        }
+        if (detectsRaces()) {
+            assertThat(pool.races()).isEmpty();
+        }
+        pool.free(q, a);
+        gpu.synchronize();
+        gpu.destroyStream(a);
+    }
+
+    /**
      * The same free while {@code b} captures in GLOBAL mode is the caller's error by CUDA's rules
      * (as {@code cuMemFree} would be): 900, the block still live, and the capture still valid.
      */

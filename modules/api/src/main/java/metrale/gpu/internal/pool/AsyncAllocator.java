@@ -270,7 +270,7 @@ public final class AsyncAllocator implements StreamAllocator {
         }
         boolean holds = false;
         for (Live l : live.values()) {
-            holds |= l.stream() == stream;
+            holds |= l.stream() == stream || (l.uses() != null && java.util.Arrays.stream(l.uses()).anyMatch(u -> u == stream));
         }
         if (!holds) {
             return;
@@ -278,8 +278,10 @@ public final class AsyncAllocator implements StreamAllocator {
         driver.streamSynchronize(stream);
         for (Map.Entry<Long, Live> e : live.entrySet()) {
             Live l = e.getValue();
-            if (l.stream() == stream) {
-                e.setValue(new Live(l.bytes(), 0, l.site(), l.uses()));
+            // Waited for above: a later free must neither free on nor wait for the dead handle.
+            long[] uses = l.uses() == null ? null : java.util.Arrays.stream(l.uses()).filter(u -> u != stream).toArray();
+            if (l.stream() == stream || (uses != null && uses.length < l.uses().length)) {
+                e.setValue(new Live(l.bytes(), l.stream() == stream ? 0 : l.stream(), l.site(), uses));
             }
         }
     }

@@ -119,6 +119,26 @@ public final class CachingAllocator implements StreamAllocator {
             this.ptr = ptr;
             this.size = size;
         }
+
+        /** {@return whether {@code s} is one of the extra streams that use this live block} */
+        boolean uses(long s) {
+            for (int i = 0; i < useCount; i++) {
+                if (uses[i] == s) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Forgets {@code s} as a user of this live block. */
+        void dropUse(long s) {
+            for (int i = 0; i < useCount; i++) {
+                if (uses[i] == s) {
+                    uses[i] = uses[--useCount];
+                    return;
+                }
+            }
+        }
     }
 
     /** The bins and the fence of one stream. */
@@ -634,7 +654,7 @@ public final class CachingAllocator implements StreamAllocator {
         Lane l = lanes.remove(stream);
         boolean holds = l != null && !l.empty();
         for (Block b : live.values()) {
-            holds |= b.stream == stream;
+            holds |= b.stream == stream || b.uses(stream);
         }
         for (Block b : pending) {
             holds |= b.stream == stream;
@@ -671,6 +691,8 @@ public final class CachingAllocator implements StreamAllocator {
             if (b.stream == stream) {
                 b.stream = 0;
             }
+            // Waited for above, so the mark is spent; a free must not record on the dead handle.
+            b.dropUse(stream);
         }
         for (Block b : pending) {
             if (b.stream == stream) {
