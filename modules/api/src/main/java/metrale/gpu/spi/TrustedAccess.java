@@ -5,6 +5,7 @@ import java.util.Objects;
 import java.util.function.LongConsumer;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
+import metrale.gpu.LiveResource;
 import metrale.gpu.Stream;
 import metrale.gpu.internal.GpuRuntime;
 
@@ -55,6 +56,24 @@ public final class TrustedAccess {
      */
     public static long[] range(DevicePtr ptr, long bytes) {
         return new long[] {ptr.address(), bytes};
+    }
+
+    /**
+     * Lists a resource a trusted module made over {@code gpu} (a communicator) in the runtime's
+     * {@link Gpu#liveResources()}, with the caller's site, until the returned handle is closed.
+     *
+     * @param gpu    a runtime from {@link Gpu#open}
+     * @param kind   what it is
+     * @param handle its text, e.g. {@code rank 0 of 2 (simulated)}
+     * @return what removes it from the list when run; idempotent, and a no-op once the runtime is closed
+     * @throws SecurityException if the caller is in a named module outside {@code metrale.gpu.*}
+     * @throws IllegalStateException if the runtime is closed
+     */
+    public static Runnable track(Gpu gpu, LiveResource.Kind kind, String handle) {
+        checkCaller();
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(handle, "handle");
+        return runtime(gpu).track(kind, handle);
     }
 
     private static GpuRuntime runtime(Gpu gpu) {
