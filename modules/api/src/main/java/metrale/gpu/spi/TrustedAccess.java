@@ -8,6 +8,7 @@ import metrale.gpu.Gpu;
 import metrale.gpu.LiveResource;
 import metrale.gpu.Stream;
 import metrale.gpu.internal.GpuRuntime;
+import metrale.telemetry.CallSites;
 
 /**
  * The narrow door through which a trusted module of this project (today {@code metrale.gpu.nccl})
@@ -20,6 +21,11 @@ import metrale.gpu.internal.GpuRuntime;
  * open there too.
  */
 public final class TrustedAccess {
+
+    static {
+        // A resource tracked through this door is named by its creator's caller, not by this class.
+        CallSites.skip(TrustedAccess.class.getName());
+    }
 
     private static final StackWalker WALKER = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE);
 
