@@ -68,6 +68,8 @@ final class CheckedGpu implements InvocationHandler {
     private volatile Set<CudaError> expectedAtClose = Set.of();
     // What GpuChecks found when the runtime was closed through this proxy; null before.
     private volatile List<String> problemsAtClose;
+    // Set by a caller that has just run the checks itself: its close need not run them again.
+    private volatile boolean checked;
 
     private CheckedGpu(Gpu target) {
         this.target = target;
@@ -105,6 +107,12 @@ final class CheckedGpu implements InvocationHandler {
         return handler(gpu).map(c -> c.problemsAtClose);
     }
 
+    /** Closes {@code gpu} without the checks a close through the proxy runs first: the caller just ran them. */
+    static void closeChecked(Gpu gpu) {
+        handler(gpu).ifPresent(c -> c.checked = true);
+        gpu.close();
+    }
+
     private static Optional<CheckedGpu> handler(Gpu gpu) {
         if (Proxy.isProxyClass(gpu.getClass()) && Proxy.getInvocationHandler(gpu) instanceof CheckedGpu c) {
             return Optional.of(c);
@@ -118,7 +126,7 @@ final class CheckedGpu implements InvocationHandler {
      */
     private void checkBeforeClose(Gpu proxy) {
         synchronized (this) {
-            if (problemsAtClose != null || target.isClosed()) {
+            if (checked || problemsAtClose != null || target.isClosed()) {
                 return;
             }
             List<String> found;

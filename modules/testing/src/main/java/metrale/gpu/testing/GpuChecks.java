@@ -144,7 +144,7 @@ public final class GpuChecks {
         try {
             verify(gpu, expectedFaults);
         } finally {
-            gpu.close();
+            CheckedGpu.closeChecked(gpu);
         }
     }
 

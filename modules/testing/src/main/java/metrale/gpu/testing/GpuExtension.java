@@ -280,7 +280,7 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
             try {
                 problems.addAll(GpuChecks.problems(gpu, options.expected()));
             } finally {
-                gpu.close();
+                CheckedGpu.closeChecked(gpu);
             }
             if (!problems.isEmpty()) {
                 throw new GpuCheckFailure(problems);
