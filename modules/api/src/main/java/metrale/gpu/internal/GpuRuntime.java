@@ -144,7 +144,8 @@ public final class GpuRuntime implements Gpu {
         this.allocSites = options.allocSites();
         this.checkPointers = options.checkPointers();
         this.sites = new AllocSites(allocSites, options.allocSiteSample());
-        this.resources = new Resources(sites);
+        // Its own sampling count, so creating streams and events does not move which allocation is walked.
+        this.resources = new Resources(new AllocSites(allocSites, options.allocSiteSample()));
         this.redZones = new RedZones(options.redZoneBytes(), options.redZoneMinIndex());
         this.pool = new PoolFront(options.allocator(), driver, ledger, redZones, gate,
                 sites, this::liveStream, this::fail);
@@ -2239,7 +2240,7 @@ public final class GpuRuntime implements Gpu {
 
     /**
      * For {@link metrale.gpu.spi.TrustedAccess#track}: lists a resource another module made over
-     * this runtime until the returned handle is closed.
+     * this runtime until the returned release is run.
      *
      * @param kind   what it is
      * @param handle its text
