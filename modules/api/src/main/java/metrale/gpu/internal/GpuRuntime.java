@@ -363,6 +363,10 @@ public final class GpuRuntime implements Gpu {
         int gt = gate.enter("unwrap");
         try {
             Objects.requireNonNull(type, "type");
+            if (type == GpuRuntime.class) {
+                // How TrustedAccess finds the runtime behind a wrapper that forwards unwrap (the test kit's).
+                return Optional.of(type.cast(this));
+            }
             return driver.controls(type);
         } finally {
             gate.leave(gt);

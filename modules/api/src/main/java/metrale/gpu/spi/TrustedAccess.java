@@ -18,7 +18,8 @@ import metrale.telemetry.CallSites;
  * <p>Only code in a module named {@code metrale.gpu.*} may call it; a call from any other named
  * module is refused with {@link SecurityException}. On the class path (where module boundaries do
  * not exist) every caller is in the unnamed module and is let through, as every other boundary is
- * open there too.
+ * open there too. A {@link Gpu} that wraps a runtime and forwards {@link Gpu#unwrap} (the test
+ * kit's) is accepted as the runtime it wraps.
  */
 public final class TrustedAccess {
 
@@ -83,10 +84,12 @@ public final class TrustedAccess {
     }
 
     private static GpuRuntime runtime(Gpu gpu) {
-        if (!(Objects.requireNonNull(gpu, "gpu") instanceof GpuRuntime r)) {
-            throw new IllegalArgumentException("gpu is a " + gpu.getClass().getName() + ", not a runtime from Gpu.open");
+        if (Objects.requireNonNull(gpu, "gpu") instanceof GpuRuntime r) {
+            return r;
         }
-        return r;
+        // A wrapper that forwards unwrap, as the test kit's runtime does, leads to the runtime it wraps.
+        return gpu.unwrap(GpuRuntime.class).orElseThrow(() -> new IllegalArgumentException("gpu is a "
+                + gpu.getClass().getName() + ", not a runtime from Gpu.open nor a wrapper that unwraps to one"));
     }
 
     private static void checkCaller() {

@@ -103,6 +103,12 @@ class GpuExtensionTest {
     }
 
     @Test
+    void aLeakedCommunicatorFailsNamingItsRankAndSite() {
+        assertLeak("leaksACommunicator", "communicator", "closed");
+        assertThat(ResourceLeakFixture.handle).isEqualTo("rank 0 of 1 (sim)");
+    }
+
+    @Test
     void resourcesOfBeforeEachReleasedInAfterEachAreNoLeak() {
         run(BeforeAfterEachFixture.class).assertStatistics(s -> s.started(1).succeeded(1).failed(0));
     }
