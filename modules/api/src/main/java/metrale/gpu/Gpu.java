@@ -845,6 +845,21 @@ public interface Gpu extends AutoCloseable {
     boolean isClosed();
 
     /**
+     * {@return the resources this runtime created that are not released yet, oldest first, each
+     * with its kind, handle and creation site}: page-locked host memory, streams, events, graphs
+     * (a {@code CUgraph} and its exec), captured steps, and communicators other modules of this
+     * project made over it. The default streams are not listed (nobody creates them); device
+     * memory is listed by {@link #liveAllocations()}. A captured step's graph is listed as a graph
+     * beside the step, created where the step first captured.
+     *
+     * <p>Readable after {@link #close()}: it then returns what close found still live (and
+     * released), so a leak report can be made after the runtime is closed. Sites follow
+     * {@link GpuOptions#allocSites()} ({@code ?} when off); recording one costs a stack walk at
+     * each create, never at a launch or copy.
+     */
+    List<LiveResource> liveResources();
+
+    /**
      * Frees what the ledger still holds (logging each leak with its site), frees pinned memory,
      * streams, events and graphs this runtime made, and releases the device. Idempotent; never
      * throws, even after a sticky fault.

@@ -160,6 +160,7 @@ final class CapturedStepImpl implements CapturedStep {
             return;
         }
         phase = Phase.CLOSED;
+        rt.resources().gone(this);
         dropGraph();
         if (scratch != null) {
             scratch.close();

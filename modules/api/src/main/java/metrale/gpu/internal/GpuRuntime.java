@@ -29,6 +29,7 @@ import metrale.gpu.KernelArgs;
 import metrale.gpu.KernelHandle;
 import metrale.gpu.KernelRegistry;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.LiveResource;
 import metrale.gpu.OpCache;
 import metrale.gpu.RedZoneViolation;
 import metrale.gpu.StepOptions;
@@ -108,6 +109,7 @@ public final class GpuRuntime implements Gpu {
     private final boolean allocSites;
     private final boolean checkPointers;
     private final AllocSites sites;
+    private final Resources resources;
 
     private final Gate gate = new Gate();
     private final Ledger ledger = new Ledger();
@@ -142,6 +144,8 @@ public final class GpuRuntime implements Gpu {
         this.allocSites = options.allocSites();
         this.checkPointers = options.checkPointers();
         this.sites = new AllocSites(allocSites, options.allocSiteSample());
+        // Its own sampling count, so creating streams and events does not move which allocation is walked.
+        this.resources = new Resources(new AllocSites(allocSites, options.allocSiteSample()));
         this.redZones = new RedZones(options.redZoneBytes(), options.redZoneMinIndex());
         this.pool = new PoolFront(options.allocator(), driver, ledger, redZones, gate,
                 sites, this::liveStream, this::fail);
@@ -359,6 +363,10 @@ public final class GpuRuntime implements Gpu {
         int gt = gate.enter("unwrap");
         try {
             Objects.requireNonNull(type, "type");
+            if (type == GpuRuntime.class) {
+                // How TrustedAccess finds the runtime behind a wrapper that forwards unwrap (the test kit's).
+                return Optional.of(type.cast(this));
+            }
             return driver.controls(type);
         } finally {
             gate.leave(gt);
@@ -1300,7 +1308,7 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "createStream");
             }
-            return new Stream(streams.add(s, null));
+            return resources.stream(new Stream(streams.add(s, null)));
         } finally {
             gate.leave(gt);
         }
@@ -1317,6 +1325,7 @@ public final class GpuRuntime implements Gpu {
                         + (id == 0 || id == 1 || id == 2 ? " is a default stream, which cannot be destroyed"
                         : " was not created by this runtime or is already destroyed"));
             }
+            resources.gone(LiveResource.Kind.STREAM, id);
             // Calls that found the stream live before it left the table finish first.
             gate.awaitGrace();
             pool.streamDestroyed(slot.raw());
@@ -1399,7 +1408,7 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "createEvent flags=" + flags);
             }
-            return new Event(events.add(ev, null));
+            return resources.event(new Event(events.add(ev, null)));
         } finally {
             gate.leave(gt);
         }
@@ -1672,6 +1681,7 @@ public final class GpuRuntime implements Gpu {
                 throw new GpuException(CudaError.INVALID_HANDLE, "destroyEvent",
                         event + " was not created by this runtime or is already destroyed");
             }
+            resources.gone(LiveResource.Kind.EVENT, event.handle());
             gate.awaitGrace();
             try {
                 driver.eventDestroy(slot.raw());
@@ -1738,7 +1748,7 @@ public final class GpuRuntime implements Gpu {
                 }
                 throw r;
             }
-            return new GraphHandle(graphs.add(exec, graph));
+            return resources.graph(new GraphHandle(graphs.add(exec, graph)));
         } finally {
             gate.leave(gt);
         }
@@ -1856,6 +1866,7 @@ public final class GpuRuntime implements Gpu {
                 throw new GpuException(CudaError.INVALID_HANDLE, "destroyGraph",
                         graph + " was not made by this runtime's endCapture or is already destroyed");
             }
+            resources.gone(LiveResource.Kind.GRAPH, id);
             // A launch that found the graph live finishes its cuGraphLaunch first.
             gate.awaitGrace();
             GpuException first = null;
@@ -1883,8 +1894,8 @@ public final class GpuRuntime implements Gpu {
     public CapturedStep capturedStep(String name, CapturedStep.Region region, StepOptions options) {
         int gt = gate.enter("capturedStep");
         try {
-            return new CapturedStepImpl(this, Objects.requireNonNull(name, "name"),
-                    Objects.requireNonNull(region, "region"), Objects.requireNonNull(options, "options"));
+            return resources.step(new CapturedStepImpl(this, Objects.requireNonNull(name, "name"),
+                    Objects.requireNonNull(region, "region"), Objects.requireNonNull(options, "options")), name);
         } finally {
             gate.leave(gt);
         }
@@ -1992,7 +2003,7 @@ public final class GpuRuntime implements Gpu {
                 destroyQuietly(graph, r);
                 throw r;
             }
-            return new GraphHandle(graphs.add(exec, graph));
+            return resources.graph(new GraphHandle(graphs.add(exec, graph)));
         } finally {
             gate.leave(gt);
         }
@@ -2146,6 +2157,7 @@ public final class GpuRuntime implements Gpu {
             }
             if (seg.address() != 0) {
                 pinned.add(seg);
+                resources.pinned(seg);
             }
             return seg;
         } finally {
@@ -2166,6 +2178,7 @@ public final class GpuRuntime implements Gpu {
                 throw new GpuException(CudaError.INVALID_VALUE, "freeHostPinned", "host=0x" + Long.toHexString(host.address())
                         + " is not the base of memory allocHostPinned returned, or is already freed; nothing was freed");
             }
+            Resources.Entry tracked = resources.gone(LiveResource.Kind.PINNED_HOST, reg.address());
             // Copies that found the range pinned before it left the registry finish first.
             gate.awaitGrace();
             try {
@@ -2173,6 +2186,7 @@ public final class GpuRuntime implements Gpu {
             } catch (IllegalStateException e) {
                 // The segment's scope is held by a downcall of the application's own: nothing was freed.
                 pinned.add(reg);
+                resources.restore(LiveResource.Kind.PINNED_HOST, reg.address(), tracked);
                 throw new IllegalStateException("freeHostPinned 0x" + Long.toHexString(host.address())
                         + ": the segment is in use by another thread; nothing was freed", e);
             } catch (GpuException e) {
@@ -2223,6 +2237,35 @@ public final class GpuRuntime implements Gpu {
         return gate.isClosed();
     }
 
+    /** {@inheritDoc} Not gated: after close it returns the inventory close took. */
+    @Override
+    public List<LiveResource> liveResources() {
+        return resources.list();
+    }
+
+    /** For {@link CapturedStepImpl}: the runtime's resource inventory. */
+    Resources resources() {
+        return resources;
+    }
+
+    /**
+     * For {@link metrale.gpu.spi.TrustedAccess#track}: lists a resource another module made over
+     * this runtime until the returned release is run.
+     *
+     * @param kind   what it is
+     * @param handle its text
+     * @return what removes it from {@link #liveResources()} when run; idempotent
+     */
+    public Runnable track(LiveResource.Kind kind, String handle) {
+        int gt = gate.enter("track " + kind.label());
+        try {
+            Object token = resources.other(kind, handle);
+            return () -> resources.gone(token);
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
     /**
      * {@inheritDoc}
      *
@@ -2244,6 +2287,7 @@ public final class GpuRuntime implements Gpu {
     /** Releases everything; runs once, after the last call in flight has left the closed gate. */
     private void release() {
         boolean faulted = gate.latched() != null;
+        resources.logAtClose(resources.close());
         // A capture a closed call left open would refuse the sync and the frees below (900 under
         // GLOBAL mode): end it first, from whichever thread closes.
         List<Long> capturable = new ArrayList<>(List.of(Stream.PER_THREAD.handle()));

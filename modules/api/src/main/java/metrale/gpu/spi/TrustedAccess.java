@@ -5,8 +5,10 @@ import java.util.Objects;
 import java.util.function.LongConsumer;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
+import metrale.gpu.LiveResource;
 import metrale.gpu.Stream;
 import metrale.gpu.internal.GpuRuntime;
+import metrale.telemetry.CallSites;
 
 /**
  * The narrow door through which a trusted module of this project (today {@code metrale.gpu.nccl})
@@ -16,9 +18,15 @@ import metrale.gpu.internal.GpuRuntime;
  * <p>Only code in a module named {@code metrale.gpu.*} may call it; a call from any other named
  * module is refused with {@link SecurityException}. On the class path (where module boundaries do
  * not exist) every caller is in the unnamed module and is let through, as every other boundary is
- * open there too.
+ * open there too. A {@link Gpu} that wraps a runtime and forwards {@link Gpu#unwrap} (the test
+ * kit's) is accepted as the runtime it wraps.
  */
 public final class TrustedAccess {
+
+    static {
+        // A resource tracked through this door is named by its creator's caller, not by this class.
+        CallSites.skip(TrustedAccess.class.getName());
+    }
 
     private static final StackWalker WALKER = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE);
 
@@ -57,11 +65,31 @@ public final class TrustedAccess {
         return new long[] {ptr.address(), bytes};
     }
 
+    /**
+     * Lists a resource a trusted module made over {@code gpu} (a communicator) in the runtime's
+     * {@link Gpu#liveResources()}, with the caller's site, until the returned handle is closed.
+     *
+     * @param gpu    a runtime from {@link Gpu#open}
+     * @param kind   what it is
+     * @param handle its text, e.g. {@code rank 0 of 2 (simulated)}
+     * @return what removes it from the list when run; idempotent, and a no-op once the runtime is closed
+     * @throws SecurityException if the caller is in a named module outside {@code metrale.gpu.*}
+     * @throws IllegalStateException if the runtime is closed
+     */
+    public static Runnable track(Gpu gpu, LiveResource.Kind kind, String handle) {
+        checkCaller();
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(handle, "handle");
+        return runtime(gpu).track(kind, handle);
+    }
+
     private static GpuRuntime runtime(Gpu gpu) {
-        if (!(Objects.requireNonNull(gpu, "gpu") instanceof GpuRuntime r)) {
-            throw new IllegalArgumentException("gpu is a " + gpu.getClass().getName() + ", not a runtime from Gpu.open");
+        if (Objects.requireNonNull(gpu, "gpu") instanceof GpuRuntime r) {
+            return r;
         }
-        return r;
+        // A wrapper that forwards unwrap, as the test kit's runtime does, leads to the runtime it wraps.
+        return gpu.unwrap(GpuRuntime.class).orElseThrow(() -> new IllegalArgumentException("gpu is a "
+                + gpu.getClass().getName() + ", not a runtime from Gpu.open nor a wrapper that unwraps to one"));
     }
 
     private static void checkCaller() {

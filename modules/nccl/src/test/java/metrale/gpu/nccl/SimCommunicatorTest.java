@@ -55,6 +55,41 @@ class SimCommunicatorTest {
         gpus.get(1).free(b);
     }
 
+    /** Each rank's communicator is a live resource of its runtime, named with its creation site, until it is closed or aborted. */
+    @Test
+    void aCommunicatorIsListedInItsRuntimesLiveResourcesUntilClosed() {
+        String process = metrale.gpu.sim.SimOptions.PROCESS_NAMED + "resources-" + java.util.UUID.randomUUID();
+        List<Gpu> ranks = new java.util.ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            ranks.add(Gpu.builder().backend("sim").backendOption(metrale.gpu.sim.SimOptions.PROCESS, process)
+                    .backendOption(metrale.gpu.sim.SimOptions.DEVICES, "2").allocSites(true).device(i).open());
+        }
+        try {
+            int line = StackWalker.getInstance().walk(f -> f.findFirst()).orElseThrow().getLineNumber();
+            List<Communicator> comms = Collectives.initAll(ranks, SHORT);
+            for (int r = 0; r < 2; r++) {
+                assertThat(ranks.get(r).liveResources()).containsExactly(new metrale.gpu.LiveResource(
+                        metrale.gpu.LiveResource.Kind.COMMUNICATOR, "rank " + r + " of 2 (sim)",
+                        "SimCommunicatorTest.java:" + (line + 1)));
+            }
+            comms.get(0).close();
+            comms.get(1).abort();
+            comms.get(0).close();
+            assertThat(ranks.get(0).liveResources()).isEmpty();
+            assertThat(ranks.get(1).liveResources()).isEmpty();
+
+            Communicator leaked = Collectives.initAll(ranks, SHORT).get(0);
+            ranks.get(0).close();
+            assertThat(ranks.get(0).liveResources()).as("what close found").extracting(Object::toString)
+                    .singleElement().asString().startsWith("communicator rank 0 of 2 (sim) created at SimCommunicatorTest.java:");
+            leaked.close();
+        } finally {
+            for (Gpu g : ranks) {
+                g.close();
+            }
+        }
+    }
+
     /** Runs {@code r} on a thread of its own (the common pool may have one thread on a small machine). */
     private static CompletableFuture<Void> onThread(Runnable r) {
         CompletableFuture<Void> f = new CompletableFuture<>();

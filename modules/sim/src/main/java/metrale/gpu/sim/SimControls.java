@@ -2,6 +2,7 @@
 package metrale.gpu.sim;
 
 import java.util.List;
+import java.util.Optional;
 import metrale.gpu.CudaError;
 
 /**
@@ -59,6 +60,25 @@ public interface SimControls {
      * @throws IllegalArgumentException if {@code error} is not sticky
      */
     void failNextSync(CudaError error);
+
+    /**
+     * {@return how many device allocations ({@code cuMemAlloc}, {@code cuMemAllocManaged}) were
+     * attempted since the device opened, failed ones included} With {@link #failAllocation} it says
+     * whether an armed failure was reached. Readable after close.
+     */
+    long allocationAttempts();
+
+    /**
+     * {@return whether a fault {@link #faultKernel} armed for {@code module::func} is still waiting
+     * for that kernel's next run} Readable after close.
+     *
+     * @param module the module's load name
+     * @param func   the function's name
+     */
+    boolean kernelFaultArmed(String module, String func);
+
+    /** {@return the error {@link #failNextSync} armed that no synchronize has reported yet, or empty} Readable after close. */
+    Optional<CudaError> syncFailureArmed();
 
     /** {@return the number of enqueued operations that have not run yet, on every stream} */
     int pendingOperations();

@@ -14,6 +14,12 @@ import metrale.gpu.CudaError;
  * application's recovery path is tested without a GPU. A run with a plan is skipped on CUDA.
  *
  * <p>A sticky fault the plan causes must also be declared with {@link ExpectFault}, or the run fails.
+ *
+ * <p>A fault of the plan that never fired fails the run, checked right after the method (before the
+ * {@code @AfterEach} methods) and naming the attribute, e.g. {@code @FaultPlan(failAllocation = 3)
+ * never fired: the test made 2 device allocation(s)}: the recovery path it was meant to test never
+ * ran. Once a sticky fault is latched the rest of the plan is not checked, as the runtime refuses
+ * the later work that would have fired it.
  */
 @Target({ElementType.METHOD, ElementType.TYPE})
 @Retention(RetentionPolicy.RUNTIME)

@@ -11,6 +11,7 @@ import metrale.gpu.Allocation;
 import metrale.gpu.CudaError;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuException;
+import metrale.gpu.LiveResource;
 import metrale.gpu.RedZoneViolation;
 import metrale.gpu.StickyFaultException;
 import metrale.gpu.sim.SimInitCheck;
@@ -21,8 +22,9 @@ import metrale.gpu.sim.UninitializedRead;
  *
  * <p>In this order: the runtime's pending work is finished (so a fault no call surfaced yet
  * surfaces now); a latched sticky fault must be one the test declared, and a declared one must
- * have been latched; if none was latched, every live ledger allocation is a leak and every
- * overwritten red zone is an overflow; with the simulator's initcheck on, every read of device
+ * have been latched; if none was latched, every live ledger allocation and every live resource of
+ * {@link Gpu#liveResources()} (page-locked memory, streams, events, graphs, captured steps,
+ * communicators) is a leak and every overwritten red zone is an overflow; with the simulator's initcheck on, every read of device
  * memory never written is a problem. Each problem names its call site: the allocation's, the
  * faulting call's, the buffer's.
  */
@@ -34,11 +36,24 @@ public final class GpuChecks {
     /**
      * {@return the problems found, one line each; empty when the runtime is clean}
      *
-     * @param gpu            an open runtime
+     * <p>For a runtime already closed: a kit runtime ({@link TestGpus}) ran these checks when it
+     * was closed and returns what they found then; any other runtime reports the resources its
+     * close found still live ({@link Gpu#liveResources()}), as its device memory can no longer be read.
+     *
+     * @param gpu            a runtime, open or closed
      * @param expectedFaults the sticky errors the test latches on purpose; empty when it latches none
      */
     public static List<String> problems(Gpu gpu, Set<CudaError> expectedFaults) {
         List<String> out = new ArrayList<>();
+        if (gpu.isClosed()) {
+            Optional<List<String>> atClose = CheckedGpu.problemsAtClose(gpu);
+            if (atClose.isPresent() && atClose.get() != null) {
+                return atClose.get();
+            }
+            // Closed elsewhere: the runtime's own inventory at close is all that can still be read.
+            resourceLeaks(gpu.liveResources(), out);
+            return out;
+        }
         Optional<SimInitCheck> initCheck = gpu.fault().isPresent() ? Optional.empty() : gpu.unwrap(SimInitCheck.class);
         boolean surfacedHere = false;
         if (gpu.fault().isEmpty()) {
@@ -94,6 +109,14 @@ public final class GpuChecks {
             out.add("leak: " + a.bytes() + " byte(s) at " + a.ptr() + " (allocation #" + a.index()
                     + (a.managed() ? ", managed" : "") + ") allocated at " + a.site() + " and never freed");
         }
+        resourceLeaks(gpu.liveResources(), out);
+    }
+
+    private static void resourceLeaks(List<LiveResource> live, List<String> out) {
+        for (LiveResource r : live) {
+            out.add("leak: " + r.kind().label() + " " + r.handle() + " created at " + r.site()
+                    + " and never " + r.kind().released());
+        }
     }
 
     /**
@@ -121,7 +144,7 @@ public final class GpuChecks {
         try {
             verify(gpu, expectedFaults);
         } finally {
-            gpu.close();
+            CheckedGpu.closeChecked(gpu);
         }
     }
 

@@ -16,6 +16,7 @@ import metrale.gpu.Gpu;
 import metrale.gpu.sim.SimControls;
 import metrale.gpu.sim.SimTwins;
 import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.AfterTestExecutionCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.BeforeTestExecutionCallback;
 import org.junit.jupiter.api.extension.ConditionEvaluationResult;
@@ -137,8 +138,8 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
     }
 
     /** One run: opens the runtime before it, checks and closes it after. */
-    static final class Run implements ExecutionCondition, BeforeEachCallback, BeforeTestExecutionCallback, AfterEachCallback,
-            ParameterResolver {
+    static final class Run implements ExecutionCondition, BeforeEachCallback, BeforeTestExecutionCallback,
+            AfterTestExecutionCallback, AfterEachCallback, ParameterResolver {
 
         final Backend backend;
         private final RunOptions options;
@@ -185,6 +186,7 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
                 }
             }
             Gpu gpu = b.open();
+            CheckedGpu.expectAtClose(gpu, options.expected());
             // Closed by JUnit with the context if afterEach is never reached; close is idempotent.
             context.getStore(NS).put(Gpu.class, gpu);
             if (!options.durations().isEmpty()) {
@@ -202,7 +204,17 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
         public void beforeTestExecution(ExtensionContext context) {
             Gpu gpu = context.getStore(NS).get(Gpu.class, Gpu.class);
             if (gpu != null) {
-                options.plan().ifPresent(p -> arm(gpu, p));
+                options.plan().ifPresent(p -> context.getStore(NS).put(Armed.class, arm(gpu, p)));
+            }
+        }
+
+        /** Checks, right after the method and before the {@code @AfterEach} methods, that every fault of the plan fired. */
+        @Override
+        public void afterTestExecution(ExtensionContext context) {
+            Armed armed = context.getStore(NS).remove(Armed.class, Armed.class);
+            Gpu gpu = context.getStore(NS).get(Gpu.class, Gpu.class);
+            if (armed != null && gpu != null) {
+                context.getStore(NS).put(Unfired.class, new Unfired(armed.unfired(gpu)));
             }
         }
 
@@ -217,9 +229,10 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
             }
         }
 
-        private static void arm(Gpu gpu, FaultPlan p) {
+        private static Armed arm(Gpu gpu, FaultPlan p) {
             SimControls sim = gpu.unwrap(SimControls.class).orElseThrow(() ->
                     new ExtensionConfigurationException("@FaultPlan needs the simulator, but the runtime is " + gpu.backendName()));
+            Armed armed = new Armed(p, sim, sim.allocationAttempts());
             for (int nth : p.failAllocation()) {
                 sim.failAllocation(nth);
             }
@@ -230,6 +243,7 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
             for (CudaError e : p.failNextSync()) {
                 sim.failNextSync(e);
             }
+            return armed;
         }
 
         private static void inject(ExtensionContext context, Gpu gpu) {
@@ -261,11 +275,12 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
             if (gpu == null) {
                 return;
             }
-            List<String> problems;
+            Unfired unfired = context.getStore(NS).remove(Unfired.class, Unfired.class);
+            List<String> problems = new ArrayList<>(unfired == null ? List.of() : unfired.problems());
             try {
-                problems = GpuChecks.problems(gpu, options.expected());
+                problems.addAll(GpuChecks.problems(gpu, options.expected()));
             } finally {
-                gpu.close();
+                CheckedGpu.closeChecked(gpu);
             }
             if (!problems.isEmpty()) {
                 throw new GpuCheckFailure(problems);
@@ -298,6 +313,48 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
                         new ParameterResolutionException("the runtime of " + backend.id() + " has no SimControls"));
             }
             return gpu;
+        }
+    }
+
+    /** What the problems of a plan that did not fully fire are, kept from the method's end to the run's checks. */
+    private record Unfired(List<String> problems) {
+    }
+
+    /**
+     * A plan armed on a runtime's simulator, with the device's allocation count when it was armed.
+     * Readable after the test closed the runtime: the simulator's controls answer after close.
+     */
+    private record Armed(FaultPlan plan, SimControls sim, long allocsAtArm) {
+
+        /**
+         * {@return one problem per fault of the plan that never fired} Nothing is reported once a
+         * sticky fault is latched: the runtime then refuses the later work that would have fired
+         * the rest, and the fault check names the fault itself.
+         */
+        List<String> unfired(Gpu gpu) {
+            List<String> out = new ArrayList<>();
+            if (gpu.fault().isPresent()) {
+                return out;
+            }
+            long made = sim.allocationAttempts() - allocsAtArm;
+            for (int nth : plan.failAllocation()) {
+                if (made < nth) {
+                    out.add("@FaultPlan(failAllocation = " + nth + ") never fired: the test made " + made
+                            + " device allocation(s)");
+                }
+            }
+            for (String k : plan.faultKernel()) {
+                String[] mf = splitKernel(k, "@FaultPlan(faultKernel");
+                if (sim.kernelFaultArmed(mf[0], mf[1])) {
+                    out.add("@FaultPlan(faultKernel = \"" + k + "\") never fired: " + k + " never ran");
+                }
+            }
+            for (CudaError e : plan.failNextSync()) {
+                if (sim.syncFailureArmed().isPresent()) {
+                    out.add("@FaultPlan(failNextSync = CudaError." + e.name() + ") never fired: the test never synchronized");
+                }
+            }
+            return out;
         }
     }
 

@@ -29,10 +29,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * either is skipped on CUDA).
  *
  * <p>After the method (and its {@code @AfterEach} methods) the runtime is checked by
- * {@link GpuChecks}: the run fails if a live allocation was left, a red zone was overwritten, a
- * sticky fault was latched that {@link ExpectFault} does not declare, or (with
+ * {@link GpuChecks}: the run fails if a live allocation or another resource was left (page-locked
+ * memory, a stream, an event, a graph, a captured step, a communicator: see
+ * {@link metrale.gpu.Gpu#liveResources()}), a red zone was overwritten, a sticky fault was latched
+ * that {@link ExpectFault} does not declare, a fault of its {@link FaultPlan} never fired, or (with
  * {@link #initCheck()}) device memory was read before it was written; each problem names its call
- * site. The runtime is then closed, which frees what is left.
+ * site. The runtime is then closed, which frees what is left. A test may close the runtime itself:
+ * the checks then run just before that close, and their report is the run's.
  */
 @Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})
 @Retention(RetentionPolicy.RUNTIME)

@@ -14,14 +14,18 @@ import static org.junit.platform.testkit.engine.TestExecutionResultConditions.me
 
 import java.util.List;
 import metrale.gpu.Gpu;
+import metrale.gpu.testing.fixtures.BeforeAfterEachFixture;
 import metrale.gpu.testing.fixtures.CleanFixture;
+import metrale.gpu.testing.fixtures.CloseItselfFixture;
 import metrale.gpu.testing.fixtures.FaultFixture;
 import metrale.gpu.testing.fixtures.InitCheckFixture;
 import metrale.gpu.testing.fixtures.LeakFixture;
 import metrale.gpu.testing.fixtures.MisuseFixture;
 import metrale.gpu.testing.fixtures.ParallelFixture;
 import metrale.gpu.testing.fixtures.RedZoneFixture;
+import metrale.gpu.testing.fixtures.ResourceLeakFixture;
 import metrale.gpu.testing.fixtures.SimOnlyFixture;
+import metrale.gpu.testing.fixtures.UnfiredPlanFixture;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.testkit.engine.EngineTestKit;
 import org.junit.platform.testkit.engine.Event;
@@ -58,6 +62,84 @@ class GpuExtensionTest {
                 .contains("leak: 512 byte(s) at 0x")
                 .contains("allocated at LeakFixture.java:" + LeakFixture.leakLine + " and never freed")
                 .doesNotContain("256 byte(s)");
+    }
+
+    private static void assertLeak(String method, String kind, String released) {
+        Events events = run(ResourceLeakFixture.class, method);
+        events.assertStatistics(s -> s.started(1).failed(1));
+        assertThat(failureMessage(events)).as(method).contains("1 problem(s)")
+                .contains("leak: " + kind + " " + ResourceLeakFixture.handle + " created at ResourceLeakFixture.java:"
+                        + ResourceLeakFixture.line + " and never " + released);
+    }
+
+    @Test
+    void leakedPinnedMemoryFailsNamingItsAddressAndSite() {
+        assertLeak("leaksPinnedMemory", "page-locked host memory", "freed");
+        assertThat(ResourceLeakFixture.handle).endsWith("(4096 B)");
+    }
+
+    @Test
+    void aLeakedStreamFailsNamingItsHandleAndSite() {
+        assertLeak("leaksAStream", "stream", "destroyed");
+        assertThat(ResourceLeakFixture.handle).startsWith("stream");
+    }
+
+    @Test
+    void aLeakedEventFailsNamingItsHandleAndSite() {
+        assertLeak("leaksAnEvent", "event", "destroyed");
+        assertThat(ResourceLeakFixture.handle).startsWith("event@0x");
+    }
+
+    @Test
+    void aLeakedGraphFailsNamingItsHandleAndSite() {
+        assertLeak("leaksAGraph", "graph and its exec", "destroyed");
+        assertThat(ResourceLeakFixture.handle).startsWith("graph@0x");
+    }
+
+    @Test
+    void aLeakedCapturedStepFailsNamingItsNameAndSite() {
+        assertLeak("leaksACapturedStep", "captured step", "closed");
+        assertThat(ResourceLeakFixture.handle).isEqualTo("'kept'");
+    }
+
+    @Test
+    void aLeakedCommunicatorFailsNamingItsRankAndSite() {
+        assertLeak("leaksACommunicator", "communicator", "closed");
+        assertThat(ResourceLeakFixture.handle).isEqualTo("rank 0 of 1 (sim)");
+    }
+
+    @Test
+    void resourcesOfBeforeEachReleasedInAfterEachAreNoLeak() {
+        run(BeforeAfterEachFixture.class).assertStatistics(s -> s.started(1).succeeded(1).failed(0));
+    }
+
+    @Test
+    void aTestThatClosesItsRuntimeStillGetsTheLeakReport() {
+        Events events = run(CloseItselfFixture.class, "closesTheInjectedRuntime");
+        events.assertStatistics(s -> s.started(1).failed(1));
+        assertThat(failureMessage(events)).contains("2 problem(s)")
+                .contains("leak: 512 byte(s) at 0x")
+                .contains("allocated at CloseItselfFixture.java:" + CloseItselfFixture.bufferLine + " and never freed")
+                .contains("leak: stream stream")
+                .contains("created at CloseItselfFixture.java:" + CloseItselfFixture.streamLine + " and never destroyed")
+                .doesNotContain("is closed");
+        run(CloseItselfFixture.class, "closesACleanRuntime").assertStatistics(s -> s.started(1).succeeded(1).failed(0));
+    }
+
+    @Test
+    void aFaultPlanThatNeverFiredFailsNamingThePlan() {
+        assertThat(failureMessage(run(UnfiredPlanFixture.class, "makesTwoAllocations")))
+                .contains("1 problem(s)")
+                .contains("@FaultPlan(failAllocation = 3) never fired: the test made 2 device allocation(s)");
+        assertThat(failureMessage(run(UnfiredPlanFixture.class, "neverLaunchesTheKernel")))
+                .contains("1 problem(s)")
+                .contains("@FaultPlan(faultKernel = \"kit::fill\") never fired: kit::fill never ran");
+        assertThat(failureMessage(run(UnfiredPlanFixture.class, "neverSynchronizes")))
+                .contains("1 problem(s)")
+                .contains("@FaultPlan(failNextSync = CudaError.LAUNCH_FAILED) never fired: the test never synchronized");
+        assertThat(failureMessage(run(UnfiredPlanFixture.class, "closesTheRuntimeBeforeAllocating")))
+                .contains("1 problem(s)")
+                .contains("@FaultPlan(failAllocation = 1) never fired: the test made 0 device allocation(s)");
     }
 
     @Test

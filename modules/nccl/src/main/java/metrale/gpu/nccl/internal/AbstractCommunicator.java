@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
+import metrale.gpu.LiveResource;
 import metrale.gpu.Stream;
 import metrale.gpu.nccl.CollectiveEvent;
 import metrale.gpu.nccl.CollectiveStats;
@@ -15,6 +16,8 @@ import metrale.gpu.nccl.Communicator;
 import metrale.gpu.nccl.NcclDataType;
 import metrale.gpu.nccl.NcclException;
 import metrale.gpu.nccl.NcclRedOp;
+import metrale.gpu.spi.TrustedAccess;
+import metrale.telemetry.CallSites;
 
 /**
  * What both communicators share: argument checks before anything reaches NCCL, the latched
@@ -22,10 +25,17 @@ import metrale.gpu.nccl.NcclRedOp;
  */
 abstract sealed class AbstractCommunicator implements Communicator permits NcclCommunicator, SimCommunicator {
 
+    static {
+        // A communicator's creation site is the application's call, not the factory's.
+        CallSites.skip("metrale.gpu.nccl.internal.", "metrale.gpu.nccl.Collectives");
+    }
+
     final Gpu gpu;
     final int rank;
     final int size;
     private final AtomicBoolean closed = new AtomicBoolean();
+    // Removes the communicator from its runtime's Gpu.liveResources().
+    private final Runnable untrack;
     private final AtomicReference<NcclException> latched = new AtomicReference<>();
     private final LongAdder calls = new LongAdder();
     private final LongAdder bytes = new LongAdder();
@@ -35,6 +45,8 @@ abstract sealed class AbstractCommunicator implements Communicator permits NcclC
         this.gpu = Objects.requireNonNull(gpu, "gpu");
         this.rank = rank;
         this.size = size;
+        this.untrack = TrustedAccess.track(gpu, LiveResource.Kind.COMMUNICATOR,
+                "rank " + rank + " of " + size + " (" + kind() + ")");
     }
 
     @Override
@@ -101,7 +113,11 @@ abstract sealed class AbstractCommunicator implements Communicator permits NcclC
 
     /** Marks the communicator closed; {@return whether this call did} */
     final boolean markClosed() {
-        return closed.compareAndSet(false, true);
+        if (closed.compareAndSet(false, true)) {
+            untrack.run();
+            return true;
+        }
+        return false;
     }
 
     @Override

@@ -309,6 +309,37 @@ public final class SimDevice implements Driver {
         }
 
         @Override
+        public long allocationAttempts() {
+            lock.lock();
+            try {
+                return allocAttempts;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public boolean kernelFaultArmed(String module, String func) {
+            String name = Objects.requireNonNull(module, "module") + "::" + Objects.requireNonNull(func, "func");
+            lock.lock();
+            try {
+                return engine.faultKernels.contains(name);
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public java.util.Optional<CudaError> syncFailureArmed() {
+            lock.lock();
+            try {
+                return java.util.Optional.ofNullable(syncFailure);
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
         public List<String> liveAtClose() {
             return SimDevice.this.liveAtClose();
         }

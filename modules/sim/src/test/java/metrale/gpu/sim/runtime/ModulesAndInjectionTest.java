@@ -107,6 +107,40 @@ class ModulesAndInjectionTest {
         }
     }
 
+    /** The queries by which a test kit tells an armed fault that never fired from one that did. */
+    @Test
+    void armedFaultsReportWhetherTheyFired() {
+        try (Gpu gpu = sim().open(); KernelArgs args = new KernelArgs()) {
+            SimControls sim = gpu.unwrap(SimControls.class).orElseThrow();
+            long before = sim.allocationAttempts();
+            sim.failAllocation(2);
+            DevicePtr p = gpu.alloc(16);
+            assertThat(sim.allocationAttempts() - before).isEqualTo(1);
+            assertThatThrownBy(() -> gpu.alloc(16)).isInstanceOf(GpuException.class);
+            assertThat(sim.allocationAttempts() - before).as("the injected failure counts").isEqualTo(2);
+
+            gpu.loadModule(MODULE, SimKernels.image(MODULE));
+            assertThat(sim.kernelFaultArmed(MODULE, "inc")).isFalse();
+            sim.faultKernel(MODULE, "inc");
+            assertThat(sim.kernelFaultArmed(MODULE, "inc")).isTrue();
+            assertThat(sim.kernelFaultArmed(MODULE, "other")).isFalse();
+            gpu.launch(gpu.kernel(MODULE, "inc"), LaunchConfig.of(1, 4), Stream.DEFAULT, args.clear().ptr(p));
+            assertThat(sim.kernelFaultArmed(MODULE, "inc")).as("launched, not yet run").isTrue();
+            assertThatThrownBy(gpu::synchronize).isInstanceOf(GpuException.class);
+            assertThat(sim.kernelFaultArmed(MODULE, "inc")).as("the kernel ran into its fault").isFalse();
+            gpu.close();
+            assertThat(sim.allocationAttempts() - before).as("readable after close").isEqualTo(2);
+        }
+        try (Gpu gpu = sim().open()) {
+            SimControls sim = gpu.unwrap(SimControls.class).orElseThrow();
+            assertThat(sim.syncFailureArmed()).isEmpty();
+            sim.failNextSync(CudaError.LAUNCH_FAILED);
+            assertThat(sim.syncFailureArmed()).hasValue(CudaError.LAUNCH_FAILED);
+            assertThatThrownBy(gpu::synchronize).isInstanceOf(GpuException.class);
+            assertThat(sim.syncFailureArmed()).as("reported by the sync").isEmpty();
+        }
+    }
+
     @Test
     void anInjectedStickySyncFailureLatches() {
         try (Gpu gpu = sim().open()) {
