@@ -451,7 +451,7 @@ public final class GpuRuntime implements Gpu {
         try {
             return driver.memAlloc(bytes);
         } catch (GpuException e) {
-            if (e.error() != CudaError.OUT_OF_MEMORY || quarantine.bytes() == 0 || pool.capturing()) {
+            if (e.error() != CudaError.OUT_OF_MEMORY || pool.capturing() || !quarantine.mayRelieve(bytes)) {
                 throw e;
             }
             quarantine.flush(true);
@@ -500,7 +500,7 @@ public final class GpuRuntime implements Gpu {
             }
             if (quarantine.on()) {
                 try {
-                    quarantine.admit(new Quarantine.Held(e, freeSite, -1, () -> memFreeHeld(e)), pool.capturing());
+                    quarantine.admit(new Quarantine.Held(e, freeSite, -1, () -> memFreeHeld(e)), pool.quarantineWaits());
                 } catch (GpuException x) {
                     throw fail(x, "free " + ptr);
                 }
@@ -741,7 +741,7 @@ public final class GpuRuntime implements Gpu {
     /** Scans the pads freed during a capture and evicts down to the limit, once no capture is in flight. */
     private void settleQuarantine(String call) {
         try {
-            quarantine.settle(pool.capturing());
+            quarantine.settle(pool.quarantineWaits());
         } catch (GpuException e) {
             throw fail(e, call + " (quarantine)");
         }

@@ -190,7 +190,7 @@ final class PoolFront implements MemoryPool {
         try {
             return a.alloc(bytes, s, site, index);
         } catch (GpuException e) {
-            if (e.error() != CudaError.OUT_OF_MEMORY || quarantine.bytes() == 0 || capturing()) {
+            if (e.error() != CudaError.OUT_OF_MEMORY || capturing() || !quarantine.mayRelieve(bytes)) {
                 throw e;
             }
             quarantine.flush(true);
@@ -201,6 +201,15 @@ final class PoolFront implements MemoryPool {
     /** {@return whether a capture is in flight on any stream of the runtime} */
     boolean capturing() {
         return captures.get() > 0;
+    }
+
+    /**
+     * {@return whether the quarantine must neither sync, scan nor evict now}: during a capture (a
+     * sync would break it) and once a sticky fault is latched (every sync reports it again; close
+     * gives the memory back)
+     */
+    boolean quarantineWaits() {
+        return capturing() || gate.latched() != null;
     }
 
     private void checkOrder(long p, long bytes, long s, Stream stream, String site) {
@@ -310,7 +319,7 @@ final class PoolFront implements MemoryPool {
         }
         if (quarantine.on()) {
             try {
-                quarantine.admit(new Quarantine.Held(e, freeSite, on, () -> giveBack(a, e, on, freeSite)), capturing());
+                quarantine.admit(new Quarantine.Held(e, freeSite, on, () -> giveBack(a, e, on, freeSite)), quarantineWaits());
             } catch (GpuException x) {
                 throw failure.fail(x, op + " " + e.allocation().ptr());
             }

@@ -193,6 +193,24 @@ final class Quarantine {
     }
 
     /**
+     * {@return whether giving the held memory back may let an allocation of {@code request} bytes
+     * that ran out of memory succeed} Not when nothing is held, nor when the device reports enough
+     * free memory beyond what is held (the failure is then not for want of it: an injected fault,
+     * or a limit of the pool).
+     */
+    boolean mayRelieve(long request) {
+        long held = bytes();
+        if (held == 0) {
+            return false;
+        }
+        try {
+            return Long.compareUnsigned(driver.memGetInfo().free(), request + held) < 0;
+        } catch (GpuException e) {
+            return true;
+        }
+    }
+
+    /**
      * Scans and gives back everything held: before an out-of-memory retry, a sweep, and close.
      *
      * @param scan whether to scan the unscanned pads first (not when the context is faulted or closing)
