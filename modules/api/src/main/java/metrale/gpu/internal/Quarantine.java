@@ -5,8 +5,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import metrale.gpu.GpuException;
 import metrale.gpu.RedZoneViolation;
 import metrale.gpu.spi.Driver;
@@ -57,8 +55,6 @@ final class Quarantine {
     private final long limit;
     private final Object lock = new Object();
     private final ArrayDeque<Held> queue = new ArrayDeque<>();
-    // Held ranges by base address (unsigned order), for the range checks' explanations.
-    private final TreeMap<Long, Held> byBase = new TreeMap<>(Long::compareUnsigned);
     private final List<Held> unscanned = new ArrayList<>();
     private final List<RedZoneViolation> violations = new ArrayList<>();
     private long bytes;
@@ -97,7 +93,6 @@ final class Quarantine {
     void admit(Held h, boolean capturing) {
         synchronized (lock) {
             queue.addLast(h);
-            byBase.put(h.entry().base(), h);
             bytes += h.bytes();
             if (h.entry().pad() > 0) {
                 unscanned.add(h);
@@ -175,8 +170,9 @@ final class Quarantine {
                     break;
                 }
                 h = queue.pollFirst();
-                byBase.remove(h.entry().base());
-                unscanned.remove(h);
+                if (!unscanned.isEmpty()) {
+                    unscanned.remove(h);
+                }
                 bytes -= h.bytes();
             }
             try {
@@ -237,7 +233,6 @@ final class Quarantine {
                 Held h = it.next();
                 if (h.stream() == stream) {
                     it.remove();
-                    byBase.remove(h.entry().base());
                     bytes -= h.bytes();
                     out.add(h);
                     scan |= unscanned.contains(h);
@@ -274,16 +269,20 @@ final class Quarantine {
 
     /**
      * {@return why {@code [p, p + bytes)} is refused, when it starts in a held range; {@code null} otherwise}
+     * A walk over the held ranges: it runs only on the way to an error.
      */
     String explain(long p, long bytes) {
         synchronized (lock) {
-            Map.Entry<Long, Held> f = byBase.floorEntry(p);
-            if (f == null) {
-                return null;
+            Held h = null;
+            long off = 0;
+            for (Held x : queue) {
+                off = p - x.entry().base();
+                if (Long.compareUnsigned(off, x.bytes()) < 0) {
+                    h = x;
+                    break;
+                }
             }
-            Held h = f.getValue();
-            long off = p - h.entry().base();
-            if (Long.compareUnsigned(off, h.bytes()) >= 0) {
+            if (h == null) {
                 return null;
             }
             return "[0x" + Long.toHexString(p) + ", +" + bytes + ") lies in freed memory (+" + off + " into it): it was "
