@@ -166,7 +166,7 @@ final class PoolFront implements MemoryPool {
         Ledger.Entry entry = new Ledger.Entry(new Allocation(new DevicePtr(p), bytes, site, index, false), pad);
         if (pad > 0) {
             try {
-                redZones.fill(driver, p, bytes, pad, capturing());
+                redZones.fill(driver, p, bytes, pad, capturing(), s);
             } catch (GpuException e) {
                 RuntimeException r = failure.fail(e, op + " (red-zone fill)");
                 try {

@@ -53,15 +53,33 @@ final class RedZones {
     }
 
     /**
-     * Fills the pad after {@code [base, base + bytes)} and, outside a capture, waits for the fill.
+     * Fills the pad after {@code [base, base + bytes)} on the legacy stream and, outside a
+     * capture, waits for the fill.
      *
-     * @param capturing whether a capture is in flight: the legacy stream is then not synchronized
+     * @param capturing whether a capture is in flight: the stream is then not synchronized
      */
     void fill(Driver driver, long base, long bytes, long pad, boolean capturing) {
+        fill(driver, base, bytes, pad, capturing, 0);
+    }
+
+    /**
+     * Fills the pad after {@code [base, base + bytes)} in the order of {@code stream} and, outside
+     * a capture, waits for that stream. A pool block is filled on the stream it was allocated on:
+     * a {@code cuMemAllocAsync} block is usable only in that stream's order, and a caching block
+     * reused on its stream may still be written by that stream's earlier work.
+     *
+     * @param capturing whether a capture is in flight: the stream is then not synchronized
+     * @param stream    the driver handle of the stream; 0 is the legacy stream
+     */
+    void fill(Driver driver, long base, long bytes, long pad, boolean capturing, long stream) {
         if (pad > 0) {
-            driver.memsetD8(base + bytes, FILL, pad);
+            if (stream == 0) {
+                driver.memsetD8(base + bytes, FILL, pad);
+            } else {
+                driver.memsetD8Async(base + bytes, FILL, pad, stream);
+            }
             if (!capturing) {
-                driver.streamSynchronize(0);
+                driver.streamSynchronize(stream);
             }
         }
     }
