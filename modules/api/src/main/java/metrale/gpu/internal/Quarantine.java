@@ -24,7 +24,8 @@ import metrale.gpu.spi.Driver;
  * at the first {@link #settle} outside a capture; nothing is evicted during a capture either, since
  * {@code cuMemFree} is refused then.
  *
- * <p>Thread-safe: one lock guards the queue; driver calls are made outside it.
+ * <p>Thread-safe: one lock guards the queue, and driver calls are made outside it; scans and
+ * evictions are serialized among themselves.
  */
 final class Quarantine {
 
@@ -54,6 +55,9 @@ final class Quarantine {
     private final RedZones redZones;
     private final long limit;
     private final Object lock = new Object();
+    // Held while scanning or evicting, so no range is given back while another thread's scan reads
+    // it. Taken before lock, never inside it.
+    private final Object settling = new Object();
     private final ArrayDeque<Held> queue = new ArrayDeque<>();
     private final List<Held> unscanned = new ArrayList<>();
     private final List<RedZoneViolation> violations = new ArrayList<>();
@@ -110,8 +114,10 @@ final class Quarantine {
         if (capturing) {
             return;
         }
-        scanPending();
-        evict(limit);
+        synchronized (settling) {
+            scanPending();
+            evict(limit);
+        }
     }
 
     private void scanPending() {
@@ -213,10 +219,12 @@ final class Quarantine {
      * @throws GpuException when a scan or a release fails (every release is still tried)
      */
     void flush(boolean scan) {
-        if (scan) {
-            scanPending();
+        synchronized (settling) {
+            if (scan) {
+                scanPending();
+            }
+            evict(0);
         }
-        evict(0);
     }
 
     /**
@@ -226,6 +234,12 @@ final class Quarantine {
      * @param capturing whether a capture is in flight: the held pads are then given back unscanned
      */
     void flushStream(long stream, boolean capturing) {
+        synchronized (settling) {
+            flushStreamSettling(stream, capturing);
+        }
+    }
+
+    private void flushStreamSettling(long stream, boolean capturing) {
         List<Held> out = new ArrayList<>();
         boolean scan = false;
         synchronized (lock) {
