@@ -146,6 +146,56 @@ public abstract class MemoryDetectorContract extends GpuContract {
     }
 
     /**
+     * Threads allocate, write and free on non-blocking streams of their own at once, through
+     * both allocators, with a small quarantine that evicts all the time: only the one overflow is
+     * reported, and no free fails.
+     */
+    @Test
+    public void concurrentFreesScanAndEvictSafely() throws Exception {
+        reopen(b -> b.redZoneBytes(PAD).quarantineBytes(4096));
+        int threads = 4;
+        int rounds = 25;
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        AtomicReference<DevicePtr> bad = new AtomicReference<>();
+        List<Thread> ts = new java.util.ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int id = t;
+            ts.add(new Thread(() -> {
+                try (metrale.gpu.KernelArgs a = new metrale.gpu.KernelArgs()) {
+                    Stream s = gpu.createStream(true);
+                    for (int r = 0; r < rounds; r++) {
+                        boolean pooled = r % 2 == 1;
+                        DevicePtr p = pooled ? gpu.pool().alloc(400, s) : gpu.alloc(400);
+                        int extra = id == 0 && r == rounds / 2 ? 4 : 0;
+                        if (extra > 0) {
+                            bad.set(p);
+                        }
+                        gpu.launch(kernel("write_past"), LaunchConfig.forElements(100 + extra, 64), s,
+                                a.clear().ptr(p).i32(100).i32(extra));
+                        if (pooled) {
+                            gpu.pool().free(p, s);
+                        } else {
+                            gpu.synchronize(s);
+                            gpu.free(p);
+                        }
+                    }
+                    gpu.synchronize(s);
+                    gpu.destroyStream(s);
+                } catch (Throwable e) {
+                    failed.compareAndSet(null, e);
+                }
+            }));
+        }
+        ts.forEach(Thread::start);
+        for (Thread t : ts) {
+            t.join();
+        }
+        assertThat(failed.get()).isNull();
+        assertThat(gpu.freedRedzoneViolations()).extracting(r -> r.allocation().ptr()).containsExactly(bad.get());
+        assertThat(gpu.liveAllocCount()).isZero();
+    }
+
+    /**
      * A buffer freed while another stream captures is scanned once the capture has ended, and
      * the capture is not broken by it.
      */
