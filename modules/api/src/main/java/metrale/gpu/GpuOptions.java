@@ -33,8 +33,9 @@ import metrale.telemetry.Telemetry;
  *                         given back first; 0 gives memory back at the free. A copy, memset or checked launch
  *                         argument into held memory is {@code INVALID_VALUE} naming where it was allocated and
  *                         freed. The memory cost is up to this many bytes of device memory (plus one block
- *                         or allocation over it) that neither the application nor the pool can use, and a
- *                         few dozen bytes of heap per held range; an out-of-memory gives it all back and
+ *                         or allocation over it) that neither the application nor the pool can use, and
+ *                         about 100 bytes of heap per held range (64 MiB of 256-byte buffers: about
+ *                         26 MB of heap); an out-of-memory gives it all back and
  *                         retries once. {@link Setting#QUARANTINE} defaults it to {@value #DEFAULT_QUARANTINE_BYTES}
  *                         (64 MiB) when red zones are on, else 0
  */
