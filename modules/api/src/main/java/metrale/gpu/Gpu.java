@@ -326,7 +326,9 @@ public interface Gpu extends AutoCloseable {
 
     /**
      * {@return the bytes of freed device memory held back from reuse, red-zone pads included}
-     * Not counted by {@link #liveBytes()}; see {@link GpuOptions#quarantineBytes()}.
+     * Not counted by {@link #liveBytes()} nor listed by {@link #liveAllocations()}; the pool's
+     * {@link MemoryPool#stats()} count held blocks as allocated until they are given back. See
+     * {@link GpuOptions#quarantineBytes()}.
      */
     long quarantinedBytes();
 
