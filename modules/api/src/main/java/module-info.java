@@ -20,6 +20,8 @@
  *     buffer; default 0 (off).</li>
  * <li>{@systemProperty metrale.redzone.minIdx} / {@code METRALE_REDZONE_MIN_IDX}: first creation
  *     index that gets a red zone; default 0.</li>
+ * <li>{@systemProperty metrale.quarantine} / {@code METRALE_QUARANTINE}: bytes of freed device
+ *     memory held back from reuse; default 64 MiB when red zones are on, else 0.</li>
  * <li>{@systemProperty metrale.debugSync} / {@code METRALE_DEBUG_SYNC}: synchronize after every
  *     launch; default false.</li>
  * <li>{@systemProperty metrale.d2h.trace} / {@code METRALE_D2H_TRACE}: collect device-to-host

@@ -43,7 +43,14 @@ import org.openjdk.jmh.annotations.TearDown;
  * stream, a kernel-free use, then their frees, through the caching pool with sites off;
  * {@code driverAllocs} must stay 0 after the first step.
  *
- * <p>Run: {@code java --enable-native-access=ALL-UNNAMED -jar benchmarks.jar PoolBench -f 2}.
+ * <p>{@code quarantineBytes} is the pool runtimes' quarantine: freed blocks wait there before the
+ * pool may reuse them, so a pair with it on is a hit on a block freed {@code quarantineBytes / bytes}
+ * pairs before, plus a held range given back to the pool. The target: {@code poolOffNs} with
+ * 64 MiB within 1.2x of {@code poolOffNs} with 0 at 1 MiB. The pools are warmed until the
+ * quarantine is full, so {@code driverAllocs} reads 0 with it on too.
+ *
+ * <p>Run: {@code java --enable-native-access=ALL-UNNAMED -jar benchmarks.jar PoolBench -f 2}; for
+ * the quarantine alone, {@code -p bytes=1048576}.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -57,6 +64,10 @@ public class PoolBench extends CudaBench {
     /** Bytes per allocation, for the plot of pair cost by size. */
     @Param({"4096", "65536", "1048576", "16777216"})
     public long bytes;
+
+    /** The pool runtimes' quarantine in bytes: off, and the 64 MiB red zones default to. */
+    @Param({"0", "67108864"})
+    public long quarantineBytes;
 
     /** Nanoseconds per variant, summed over an iteration, and ops per variant. Reset each iteration. */
     @State(Scope.Thread)
@@ -116,10 +127,12 @@ public class PoolBench extends CudaBench {
     /** Opens four runtimes (sites on, off, sampled; and {@code allocator=cuda}) and warms each pool. */
     @Setup(Level.Trial)
     public void setUp() {
-        gpu = CudaFixture.open(CudaFixture.telemetryOff().allocSites(true));
-        off = CudaFixture.open(CudaFixture.telemetryOff().allocSites(false));
-        sampled = CudaFixture.open(CudaFixture.telemetryOff().allocSites(true).allocSiteSample(64));
-        cuda = CudaFixture.open(CudaFixture.telemetryOff().allocSites(false).allocator("cuda"));
+        gpu = CudaFixture.open(CudaFixture.telemetryOff().allocSites(true).quarantineBytes(quarantineBytes));
+        off = CudaFixture.open(CudaFixture.telemetryOff().allocSites(false).quarantineBytes(quarantineBytes));
+        sampled = CudaFixture.open(CudaFixture.telemetryOff().allocSites(true).allocSiteSample(64)
+                .quarantineBytes(quarantineBytes));
+        cuda = CudaFixture.open(CudaFixture.telemetryOff().allocSites(false).allocator("cuda")
+                .quarantineBytes(quarantineBytes));
         stream = gpu.createStream(true);
         offStream = off.createStream(true);
         sampledStream = sampled.createStream(true);
@@ -127,7 +140,9 @@ public class PoolBench extends CudaBench {
         // The bare cuMemAllocAsync baseline needs a driver stream of its own: runtime handles are opaque.
         bareKernels = CudaFixture.BareKernels.load();
         st = bareKernels.stream();
-        for (int i = 0; i < 2; i++) {
+        // Enough batches to fill the quarantine, so measured pairs reuse blocks it gave back.
+        long warm = 2 + quarantineBytes / bytes / PAIRS + 1;
+        for (long i = 0; i < warm; i++) {
             pool(gpu.pool(), stream);
             pool(off.pool(), offStream);
             pool(sampled.pool(), sampledStream);

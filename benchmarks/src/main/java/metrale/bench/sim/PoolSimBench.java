@@ -36,6 +36,9 @@ import org.openjdk.jmh.annotations.TearDown;
  * <p>The pool over the simulator's {@code cuMemAllocAsync} is left out: that allocator caches
  * nothing and frees at the next sync, so it would measure the simulator's native mapping.
  *
+ * <p>{@code quarantineBytes} is the pool runtimes' quarantine (off, and the 64 MiB red zones
+ * default to): a smoke run of what {@code PoolBench} measures on the GPU.
+ *
  * <p>Run: {@code java -jar benchmarks.jar PoolSimBench}.
  */
 @State(Scope.Thread)
@@ -50,6 +53,10 @@ public class PoolSimBench {
     /** Bytes per allocation. */
     @Param({"4096", "1048576", "16777216"})
     public long bytes;
+
+    /** The pool runtimes' quarantine in bytes. */
+    @Param({"0", "67108864"})
+    public long quarantineBytes;
 
     /** Driver allocations counted during the step benchmark. */
     @State(Scope.Thread)
@@ -80,9 +87,9 @@ public class PoolSimBench {
     public PoolSimBench() {
     }
 
-    private static Gpu open(boolean sites, int sample, String allocator) {
+    private Gpu open(boolean sites, int sample, String allocator) {
         return Gpu.builder().backend("sim").telemetry(new Telemetry()).allocSites(sites).allocSiteSample(sample)
-                .allocator(allocator).open();
+                .allocator(allocator).quarantineBytes(quarantineBytes).open();
     }
 
     /** Opens the runtimes and warms the pools. */
@@ -93,8 +100,12 @@ public class PoolSimBench {
         on = open(true, 1, "caching");
         sampled = open(true, 64, "caching");
         s = Stream.DEFAULT;
+        // Enough pairs to fill the quarantine, so measured pairs reuse blocks it gave back.
+        long warm = 1 + quarantineBytes / bytes + 1;
         for (Gpu g : new Gpu[] {off, on, sampled}) {
-            g.pool().free(g.pool().alloc(bytes, s), s);
+            for (long i = 0; i < warm; i++) {
+                g.pool().free(g.pool().alloc(bytes, s), s);
+            }
         }
     }
 

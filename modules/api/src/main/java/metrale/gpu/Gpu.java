@@ -312,6 +312,27 @@ public interface Gpu extends AutoCloseable {
     List<RedZoneViolation> findRedzoneViolations();
 
     /**
+     * {@return the red-zone damage found in buffers when they were freed, oldest first; empty when
+     * red zones are off}
+     *
+     * <p>Every free with red zones on ({@link #free}, {@code pool().free(p)} and
+     * {@code pool().free(p, stream)}) synchronizes the context and reads the buffer's pad back
+     * before its memory can be reused, so an overflow by any stream's work is found, and logs each
+     * damaged pad with the buffer's allocation site and the free's. A free during a capture is
+     * scanned at the first {@link #synchronize()}, {@link #synchronize(Stream)}, free or call of
+     * this method after the capture ends. At most 1024 are kept.
+     */
+    List<RedZoneViolation> freedRedzoneViolations();
+
+    /**
+     * {@return the bytes of freed device memory held back from reuse, red-zone pads included}
+     * Not counted by {@link #liveBytes()} nor listed by {@link #liveAllocations()}; the pool's
+     * {@link MemoryPool#stats()} count held blocks as allocated until they are given back. See
+     * {@link GpuOptions#quarantineBytes()}.
+     */
+    long quarantinedBytes();
+
+    /**
      * Refills the red zones of live buffers with creation index in {@code [lo, hi)}.
      *
      * @param lo the first creation index

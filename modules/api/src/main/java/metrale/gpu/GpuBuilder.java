@@ -25,6 +25,7 @@ public final class GpuBuilder {
     private Telemetry telemetry;
     private String allocator;
     private Integer allocSiteSample;
+    private Long quarantineBytes;
     private final Map<String, String> backendOptions = new LinkedHashMap<>();
     private final Map<String, Object> backendObjects = new LinkedHashMap<>();
 
@@ -50,6 +51,20 @@ public final class GpuBuilder {
      */
     public GpuBuilder redZoneBytes(long bytes) {
         this.redZoneBytes = bytes;
+        return this;
+    }
+
+    /**
+     * Holds up to {@code bytes} of freed device memory back from reuse, so a stale pointer is
+     * refused naming where its memory was allocated and freed; 0 gives memory back at the free.
+     * Unset, it is {@value GpuOptions#DEFAULT_QUARANTINE_BYTES} bytes (64 MiB) when red zones are on,
+     * else 0 (see {@link GpuOptions#quarantineBytes()} for its cost).
+     *
+     * @param bytes the most bytes held, at least 0
+     * @return this
+     */
+    public GpuBuilder quarantineBytes(long bytes) {
+        this.quarantineBytes = bytes;
         return this;
     }
 
@@ -220,9 +235,13 @@ public final class GpuBuilder {
 
     /** {@return the options this builder would open with} */
     public GpuOptions options() {
+        long redZone = redZoneBytes != null ? redZoneBytes : Setting.REDZONE.whole(null);
+        long quarantine = quarantineBytes != null ? quarantineBytes
+                : Setting.QUARANTINE.text(null).isPresent() ? Setting.QUARANTINE.whole(null)
+                : redZone > 0 ? GpuOptions.DEFAULT_QUARANTINE_BYTES : 0;
         return new GpuOptions(
                 backend != null ? backend : Setting.BACKEND.text(null).orElse(null),
-                redZoneBytes != null ? redZoneBytes : Setting.REDZONE.whole(null),
+                redZone,
                 redZoneMinIndex != null ? redZoneMinIndex : Setting.REDZONE_MIN_IDX.whole(null),
                 debugSync != null ? debugSync : Setting.DEBUG_SYNC.bool(null),
                 d2hTrace != null ? d2hTrace : Setting.D2H_TRACE.bool(null),
@@ -232,7 +251,8 @@ public final class GpuBuilder {
                 telemetry != null ? telemetry : new Telemetry(),
                 backendOptions, backendObjects,
                 allocator != null ? allocator : Setting.ALLOCATOR.text(null).orElse("driver"),
-                allocSiteSample != null ? allocSiteSample : Math.toIntExact(Setting.ALLOC_SITES_SAMPLE.whole(null)));
+                allocSiteSample != null ? allocSiteSample : Math.toIntExact(Setting.ALLOC_SITES_SAMPLE.whole(null)),
+                quarantine);
     }
 
     /**

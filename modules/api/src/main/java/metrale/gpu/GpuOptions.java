@@ -29,11 +29,23 @@ import metrale.telemetry.Telemetry;
  *                         {@link Gpu#pool()} is {@code cuda} when this is, else the caching pool
  * @param allocSiteSample  with sites on, walk the stack for one allocation or free in this many; the
  *                         others are named {@code "(unsampled: ...)"} in the ledger and reports; 1 walks every one
+ * @param quarantineBytes  the most bytes of freed device memory (pads included) held back from reuse, oldest
+ *                         given back first; 0 gives memory back at the free. A copy, memset or checked launch
+ *                         argument into held memory is {@code INVALID_VALUE} naming where it was allocated and
+ *                         freed. The memory cost is up to this many bytes of device memory (plus one block
+ *                         or allocation over it) that neither the application nor the pool can use, and
+ *                         about 100 bytes of heap per held range (64 MiB of 256-byte buffers: about
+ *                         26 MB of heap); an out-of-memory gives it all back and
+ *                         retries once. {@link Setting#QUARANTINE} defaults it to {@value #DEFAULT_QUARANTINE_BYTES}
+ *                         (64 MiB) when red zones are on, else 0
  */
 public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex, boolean debugSync,
                          boolean d2hTrace, boolean timing, boolean allocSites, boolean checkPointers, Telemetry telemetry,
                          Map<String, String> backendOptions, Map<String, Object> backendObjects, String allocator,
-                         int allocSiteSample) {
+                         int allocSiteSample, long quarantineBytes) {
+
+    /** The quarantine's size when red zones are on and none is given: 64 MiB. */
+    public static final long DEFAULT_QUARANTINE_BYTES = 64L << 20;
 
     /** The values of {@link #allocator()}. */
     public static final java.util.List<String> ALLOCATORS = java.util.List.of("driver", "caching", "cuda");
@@ -56,6 +68,35 @@ public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex
             throw new IllegalArgumentException("allocator='" + allocator + "' must be one of " + ALLOCATORS);
         }
         backendObjects = Map.copyOf(backendObjects);
+        if (quarantineBytes < 0) {
+            throw new IllegalArgumentException("quarantineBytes=" + quarantineBytes + " must be >= 0");
+        }
+    }
+
+    /**
+     * The options before the quarantine had a setting of its own: it is 64 MiB when red zones are
+     * on, else off.
+     *
+     * @param backend         see the record
+     * @param redZoneBytes    see the record
+     * @param redZoneMinIndex see the record
+     * @param debugSync       see the record
+     * @param d2hTrace        see the record
+     * @param timing          see the record
+     * @param allocSites      see the record
+     * @param checkPointers   see the record
+     * @param telemetry       see the record
+     * @param backendOptions  see the record
+     * @param backendObjects  see the record
+     * @param allocator       see the record
+     * @param allocSiteSample see the record
+     */
+    public GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex, boolean debugSync,
+                      boolean d2hTrace, boolean timing, boolean allocSites, boolean checkPointers, Telemetry telemetry,
+                      Map<String, String> backendOptions, Map<String, Object> backendObjects, String allocator,
+                      int allocSiteSample) {
+        this(backend, redZoneBytes, redZoneMinIndex, debugSync, d2hTrace, timing, allocSites, checkPointers, telemetry,
+                backendOptions, backendObjects, allocator, allocSiteSample, redZoneBytes > 0 ? DEFAULT_QUARANTINE_BYTES : 0);
     }
 
     /** {@return the options the system properties and environment give, with a fresh {@link Telemetry}} */

@@ -31,6 +31,13 @@ public enum Setting {
     REDZONE_MIN_IDX("redzone.minIdx", "redZoneMinIndex(long)", "metrale.redzone.minIdx", "METRALE_REDZONE_MIN_IDX", "0",
             Grammar.WHOLE_NUMBER, "`0`",
             "Only allocations with a creation index at or above this get a red zone: red-zone only what comes after warm-up."),
+    /** Freed device memory held back from reuse. */
+    QUARANTINE("quarantine", "quarantineBytes(long)", "metrale.quarantine", "METRALE_QUARANTINE", null, Grammar.WHOLE_NUMBER,
+            "`67108864` (64 MiB) when red zones are on, else `0` (off); the test kit sets 64 MiB",
+            "The most bytes of freed device memory (red-zone pads included) held back from reuse, oldest given back "
+            + "first, by `free` and both pools (`caching`, `cuda`): a copy, memset or checked launch argument into "
+            + "held memory is `INVALID_VALUE` naming where it was allocated and freed. Costs up to this much device "
+            + "memory (plus one buffer over it) that nothing can use; an out-of-memory gives it back and retries once."),
     /** Synchronize after every launch. */
     DEBUG_SYNC("debugSync", "debugSync(boolean)", "metrale.debugSync", "METRALE_DEBUG_SYNC", "false", Grammar.BOOLEAN,
             "`false`",

@@ -114,6 +114,7 @@ public final class GpuRuntime implements Gpu {
     private final Gate gate = new Gate();
     private final Ledger ledger = new Ledger();
     private final RedZones redZones;
+    private final Quarantine quarantine;
     private final ArenaTable arenas = new ArenaTable();
     private final PinnedRegistry pinned = new PinnedRegistry();
     private final HandleTable streams = new HandleTable();
@@ -147,7 +148,8 @@ public final class GpuRuntime implements Gpu {
         // Its own sampling count, so creating streams and events does not move which allocation is walked.
         this.resources = new Resources(new AllocSites(allocSites, options.allocSiteSample()));
         this.redZones = new RedZones(options.redZoneBytes(), options.redZoneMinIndex());
-        this.pool = new PoolFront(options.allocator(), driver, ledger, redZones, gate,
+        this.quarantine = new Quarantine(driver, redZones, options.quarantineBytes());
+        this.pool = new PoolFront(options.allocator(), driver, ledger, redZones, quarantine, gate,
                 sites, this::liveStream, this::fail);
         this.pooled = !"driver".equals(options.allocator());
         if (options.d2hTrace()) {
@@ -395,14 +397,14 @@ public final class GpuRuntime implements Gpu {
             long p;
             var jfr = Jfr.beginAlloc();
             try {
-                p = driver.memAlloc(bytes + pad);
+                p = memAllocRetrying(bytes + pad);
             } catch (GpuException e) {
                 throw allocFailed(e, "alloc", bytes, pad, site);
             }
             Ledger.Entry entry = new Ledger.Entry(new Allocation(new DevicePtr(p), bytes, site, index, false), pad);
             if (pad > 0) {
                 try {
-                    redZones.fill(driver, p, bytes, pad);
+                    redZones.fill(driver, p, bytes, pad, pool.capturing());
                 } catch (GpuException e) {
                     RuntimeException r = fail(e, "alloc (red-zone fill)");
                     try {
@@ -454,6 +456,19 @@ public final class GpuRuntime implements Gpu {
         }
     }
 
+    /** Out of memory first gives the quarantine back, then tries once more. */
+    private long memAllocRetrying(long bytes) {
+        try {
+            return driver.memAlloc(bytes);
+        } catch (GpuException e) {
+            if (e.error() != CudaError.OUT_OF_MEMORY || pool.capturing() || !quarantine.mayRelieve(bytes)) {
+                throw e;
+            }
+            quarantine.flush(true);
+            return driver.memAlloc(bytes);
+        }
+    }
+
     /** Out of memory names the request and the device's free and total memory, as the seed does. */
     private RuntimeException allocFailed(GpuException e, String call, long bytes, long pad, String site) {
         RuntimeException r = fail(e, call + " " + bytes + " B");
@@ -493,6 +508,14 @@ public final class GpuRuntime implements Gpu {
                 pool.release(e, freeSite);
                 return;
             }
+            if (quarantine.on()) {
+                try {
+                    quarantine.admit(new Quarantine.Held(e, freeSite, -1, () -> memFreeHeld(e)), pool.quarantineWaits());
+                } catch (GpuException x) {
+                    throw fail(x, "free " + ptr);
+                }
+                return;
+            }
             var jfr = Jfr.beginFree();
             try {
                 driver.memFree(p);
@@ -511,6 +534,13 @@ public final class GpuRuntime implements Gpu {
         } finally {
             gate.leave(gt);
         }
+    }
+
+    /** Gives a range the quarantine held back to the driver. */
+    private void memFreeHeld(Ledger.Entry e) {
+        var jfr = Jfr.beginFree();
+        driver.memFree(e.base());
+        Jfr.free(jfr, e.base(), e.allocation().bytes());
     }
 
     private String explainNotLive(long p) {
@@ -667,6 +697,13 @@ public final class GpuRuntime implements Gpu {
                     }
                 }
             }
+            try {
+                quarantine.flush(true);
+            } catch (GpuException x) {
+                if (first == null) {
+                    first = x;
+                }
+            }
             if (first != null) {
                 throw fail(first, "sweepUnreleased");
             }
@@ -688,6 +725,36 @@ public final class GpuRuntime implements Gpu {
     @Override
     public List<RedZoneViolation> findRedzoneViolations() {
         return findViolations("findRedzoneViolations");
+    }
+
+    @Override
+    public List<RedZoneViolation> freedRedzoneViolations() {
+        int gt = gate.enter("freedRedzoneViolations");
+        try {
+            settleQuarantine("freedRedzoneViolations");
+            return quarantine.violations();
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    @Override
+    public long quarantinedBytes() {
+        int gt = gate.enter("quarantinedBytes");
+        try {
+            return quarantine.bytes();
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    /** Scans the pads freed during a capture and evicts down to the limit, once no capture is in flight. */
+    private void settleQuarantine(String call) {
+        try {
+            quarantine.settle(pool.quarantineWaits());
+        } catch (GpuException e) {
+            throw fail(e, call + " (quarantine)");
+        }
     }
 
     private List<RedZoneViolation> findViolations(String call) {
@@ -723,7 +790,7 @@ public final class GpuRuntime implements Gpu {
                 return;
             }
             try {
-                redZones.poison(driver, ledger.snapshot(), lo, hi, this::stillLive);
+                redZones.poison(driver, ledger.snapshot(), lo, hi, this::stillLive, pool.capturing());
             } catch (GpuException e) {
                 throw fail(e, "poisonRedzones");
             }
@@ -1354,6 +1421,7 @@ public final class GpuRuntime implements Gpu {
                 throw fail(e, "synchronize " + stream);
             }
             pool.streamSynchronized(s);
+            settleQuarantine("synchronize");
             Jfr.sync(jfr, "stream", s);
         } finally {
             gate.leave(gt);
@@ -1372,6 +1440,7 @@ public final class GpuRuntime implements Gpu {
                 throw fail(e, "synchronize (context)");
             }
             pool.deviceSynchronized();
+            settleQuarantine("synchronize");
             Jfr.sync(jfr, "context", 0);
         } finally {
             gate.leave(gt);
@@ -2327,6 +2396,12 @@ public final class GpuRuntime implements Gpu {
             quietly("cuGraphExecDestroy", quiet, () -> driver.graphExecDestroy(g.raw()));
             quietly("cuGraphDestroy", quiet, () -> driver.graphDestroy((Long) g.extra()));
         }
+        try {
+            quarantine.flush(false);
+        } catch (RuntimeException e) {
+            LOG.log(quiet ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
+                    "metrale-gpu: close: giving back the quarantine failed: " + e.getMessage());
+        }
         List<Ledger.Entry> leaks = ledger.drain("close");
         if (!leaks.isEmpty()) {
             long bytes = 0;
@@ -2389,7 +2464,8 @@ public final class GpuRuntime implements Gpu {
         if (pinned.coversAddress(p, 1)) {
             return "[0x" + Long.toHexString(p) + ", +" + bytes + ") runs past the end of its page-locked range";
         }
-        return ledger.explainRange(p, bytes);
+        String held = quarantine.explain(p, bytes);
+        return held != null ? held : ledger.explainRange(p, bytes);
     }
 
     /** {@return the bytes a 2D copy spans from its start: {@code (height - 1) * pitch + width}} */

@@ -18,6 +18,8 @@ final class PoolCaptures {
     }
 
     private final List<Live> live = new ArrayList<>();
+    // The size of live, read without the lock: every pool call asks, and almost always none is live.
+    private volatile int count;
 
     /**
      * A capture began on this thread.
@@ -28,6 +30,7 @@ final class PoolCaptures {
      */
     synchronized void began(long stream, String name, int mode) {
         live.add(new Live(stream, name, mode, Thread.currentThread()));
+        count = live.size();
     }
 
     /** The capture on {@code stream} ended, was aborted or failed to end. */
@@ -35,14 +38,15 @@ final class PoolCaptures {
         for (int i = 0; i < live.size(); i++) {
             if (live.get(i).stream() == stream) {
                 live.remove(i);
+                count = live.size();
                 return;
             }
         }
     }
 
     /** {@return whether any capture may be live} */
-    synchronized boolean any() {
-        return !live.isEmpty();
+    boolean any() {
+        return count > 0;
     }
 
     /**

@@ -62,6 +62,7 @@ final class PoolFront implements MemoryPool {
     private final Driver driver;
     private final Ledger ledger;
     private final RedZones redZones;
+    private final Quarantine quarantine;
     private final Gate gate;
     private final Supplier<String> sites;
     private final Streams streams;
@@ -77,12 +78,13 @@ final class PoolFront implements MemoryPool {
      * @param allocator {@code cuda} for CUDA's stream-ordered allocator, anything else for the caching one
      * @param sites     the call site of the current allocation or free ({@code ?} when sites are off)
      */
-    PoolFront(String allocator, Driver driver, Ledger ledger, RedZones redZones, Gate gate,
+    PoolFront(String allocator, Driver driver, Ledger ledger, RedZones redZones, Quarantine quarantine, Gate gate,
               Supplier<String> sites, Streams streams, Failure failure) {
         this.kind = "cuda".equals(allocator) ? "cuda" : "caching";
         this.driver = driver;
         this.ledger = ledger;
         this.redZones = redZones;
+        this.quarantine = quarantine;
         this.gate = gate;
         this.sites = sites;
         this.streams = streams;
@@ -165,14 +167,14 @@ final class PoolFront implements MemoryPool {
         StreamAllocator a = impl();
         long p;
         try {
-            p = a.alloc(bytes + pad, s, site, index);
+            p = allocRetrying(a, bytes + pad, s, site, index);
         } catch (GpuException e) {
             throw failure.fail(e, op + " " + bytes + " B on " + stream);
         }
         Ledger.Entry entry = new Ledger.Entry(new Allocation(new DevicePtr(p), bytes, site, index, false), pad);
         if (pad > 0) {
             try {
-                redZones.fill(driver, p, bytes, pad);
+                redZones.fill(driver, p, bytes, pad, capturing(), s);
             } catch (GpuException e) {
                 RuntimeException r = failure.fail(e, op + " (red-zone fill)");
                 try {
@@ -189,6 +191,33 @@ final class PoolFront implements MemoryPool {
             checkOrder(p, bytes + pad, s, stream, site);
         }
         return entry.allocation().ptr();
+    }
+
+    /** Out of memory first gives the quarantine back to the allocator, then tries once more. */
+    private long allocRetrying(StreamAllocator a, long bytes, long s, String site, long index) {
+        try {
+            return a.alloc(bytes, s, site, index);
+        } catch (GpuException e) {
+            if (e.error() != CudaError.OUT_OF_MEMORY || capturing() || !quarantine.mayRelieve(bytes)) {
+                throw e;
+            }
+            quarantine.flush(true);
+            return a.alloc(bytes, s, site, index);
+        }
+    }
+
+    /** {@return whether a capture is in flight on any stream of the runtime} */
+    boolean capturing() {
+        return captures.any();
+    }
+
+    /**
+     * {@return whether the quarantine must neither sync, scan nor evict now}: during a capture (a
+     * sync would break it) and once a sticky fault is latched (every sync reports it again; close
+     * gives the memory back)
+     */
+    boolean quarantineWaits() {
+        return capturing() || gate.latched() != null;
     }
 
     private void checkOrder(long p, long bytes, long s, Stream stream, String site) {
@@ -255,23 +284,20 @@ final class PoolFront implements MemoryPool {
             throw new GpuException(CudaError.INVALID_VALUE, op, "ptr=" + ptr + " is " + e.describe()
                     + ", not a pool block: free it with Gpu.free(ptr); nothing was freed");
         }
-        try {
-            release(e, s, stream, freeSite, op);
-        } catch (RuntimeException x) {
-            ledger.add(e);
-            throw x;
-        }
+        release(e, s, stream, freeSite, op);
     }
 
     /**
      * {@return the site a pool free records} One stack walk per pair, at the allocation: a walk
-     * costs more than the rest of a pool hit. Only where races are checked does the free site
-     * matter enough to walk for it; elsewhere it is the call's name.
+     * costs more than the rest of a pool hit. Only where races are checked, red zones are on or the
+     * quarantine holds freed blocks does the free site matter enough to walk for it; elsewhere it is
+     * the call's name.
      *
      * @param op the freeing call, e.g. {@code pool.free}
      */
     String freeSite(String op) {
-        return raceChecks ? sites.get() : op;
+        // A quarantined block's refusal names its free's line.
+        return raceChecks || quarantine.on() ? sites.get() : op;
     }
 
     /**
@@ -281,25 +307,49 @@ final class PoolFront implements MemoryPool {
      * @param freeSite where it was freed, or what freed it
      */
     void release(Ledger.Entry e, String freeSite) {
+        release(e, -1, null, freeSite, "free");
+    }
+
+    /**
+     * Refused (a capture) or failed in the allocator, the block is still allocated and goes back on
+     * the ledger; once the quarantine holds it, it stays off the ledger whatever fails after.
+     */
+    private void release(Ledger.Entry e, long s, Stream stream, String freeSite, String op) {
+        StreamAllocator a;
+        long on;
         try {
-            release(e, -1, null, freeSite, "free");
+            a = impl();
+            on = s >= 0 ? s : a.streamOf(e.base());
+            refuseDuringCapture(on, stream != null ? stream : new Stream(on), op, "free");
         } catch (RuntimeException x) {
-            // Refused (a capture) or failed: the block is still allocated, so it stays on the ledger.
             ledger.add(e);
             throw x;
         }
-    }
-
-    private void release(Ledger.Entry e, long s, Stream stream, String freeSite, String op) {
-        StreamAllocator a = impl();
-        long p = e.base();
-        long on = s >= 0 ? s : a.streamOf(p);
-        refuseDuringCapture(on, stream != null ? stream : new Stream(on), op, "free");
+        if (quarantine.on()) {
+            try {
+                quarantine.admit(new Quarantine.Held(e, freeSite, on, () -> giveBack(a, e, on, freeSite)), quarantineWaits());
+            } catch (GpuException x) {
+                throw failure.fail(x, op + " " + e.allocation().ptr());
+            }
+            return;
+        }
         try {
-            a.free(p, on);
+            a.free(e.base(), on);
         } catch (GpuException x) {
+            ledger.add(e);
             throw failure.fail(x, op + " " + e.allocation().ptr());
         }
+        recordFree(e, on, freeSite);
+    }
+
+    /** Gives a block the quarantine held back to the allocator, on the lane it was freed on. */
+    private void giveBack(StreamAllocator a, Ledger.Entry e, long on, String freeSite) {
+        a.free(e.base(), on);
+        recordFree(e, on, freeSite);
+    }
+
+    private void recordFree(Ledger.Entry e, long on, String freeSite) {
+        long p = e.base();
         if (raceChecks) {
             synchronized (freed) {
                 freed.put(p, new Freed(p, e.allocation().bytes() + e.pad(), e.allocation().index(),
@@ -446,6 +496,7 @@ final class PoolFront implements MemoryPool {
         StreamAllocator a = impl;
         if (a != null) {
             try {
+                quarantine.flushStream(lane(stream), capturing());
                 a.streamDestroyed(lane(stream));
             } catch (GpuException e) {
                 throw failure.fail(e, "destroyStream " + new Stream(stream) + " (pool fence)");

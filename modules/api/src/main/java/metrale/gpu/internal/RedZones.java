@@ -14,10 +14,13 @@ import metrale.gpu.spi.Driver;
  * back to find writes past the end of a buffer. The pads themselves are recorded in the
  * {@link Ledger} entries, so freeing a buffer forgets its red zone.
  *
- * <p>The fill is a {@code cuMemsetD8} on the legacy default stream: work on blocking streams is
- * ordered after it; work on a non-blocking stream must be ordered after it by a sync. Scans read
- * with the blocking {@code cuMemcpyDtoH}, so they see the work of the legacy stream and of blocking
- * streams enqueued before them.
+ * <p>The fill is a {@code cuMemsetD8} on the legacy default stream followed by a sync of that
+ * stream, so it is complete before the allocation is handed out: a non-blocking stream is ordered
+ * after nothing on the legacy stream, and {@code cuMemsetD8} is asynchronous to the host for device
+ * memory. During a capture the sync is left out (it would break the capture): the fill is then
+ * ordered before blocking streams' work only. Scans read with the blocking {@code cuMemcpyDtoH};
+ * a scan that must see a non-blocking stream's work is preceded by a context sync (the
+ * {@link Quarantine}'s scans at free).
  */
 final class RedZones {
 
@@ -49,10 +52,35 @@ final class RedZones {
         return index >= minIndex ? padBytes : 0;
     }
 
-    /** Fills the pad after {@code [base, base + bytes)}. */
-    void fill(Driver driver, long base, long bytes, long pad) {
+    /**
+     * Fills the pad after {@code [base, base + bytes)} on the legacy stream and, outside a
+     * capture, waits for the fill.
+     *
+     * @param capturing whether a capture is in flight: the stream is then not synchronized
+     */
+    void fill(Driver driver, long base, long bytes, long pad, boolean capturing) {
+        fill(driver, base, bytes, pad, capturing, 0);
+    }
+
+    /**
+     * Fills the pad after {@code [base, base + bytes)} in the order of {@code stream} and, outside
+     * a capture, waits for that stream. A pool block is filled on the stream it was allocated on:
+     * a {@code cuMemAllocAsync} block is usable only in that stream's order, and a caching block
+     * reused on its stream may still be written by that stream's earlier work.
+     *
+     * @param capturing whether a capture is in flight: the stream is then not synchronized
+     * @param stream    the driver handle of the stream; 0 is the legacy stream
+     */
+    void fill(Driver driver, long base, long bytes, long pad, boolean capturing, long stream) {
         if (pad > 0) {
-            driver.memsetD8(base + bytes, FILL, pad);
+            if (stream == 0) {
+                driver.memsetD8(base + bytes, FILL, pad);
+            } else {
+                driver.memsetD8Async(base + bytes, FILL, pad, stream);
+            }
+            if (!capturing) {
+                driver.streamSynchronize(stream);
+            }
         }
     }
 
@@ -107,15 +135,17 @@ final class RedZones {
      * Refills the pads of entries with creation index in {@code [lo, hi)}.
      *
      * @param stillLive whether an entry is still on the ledger; a fill that fails for an entry freed meanwhile is skipped
+     * @param capturing whether a capture is in flight (see {@link #fill})
      */
-    void poison(Driver driver, List<Ledger.Entry> entries, long lo, long hi, Predicate<Ledger.Entry> stillLive) {
+    void poison(Driver driver, List<Ledger.Entry> entries, long lo, long hi, Predicate<Ledger.Entry> stillLive,
+                boolean capturing) {
         for (Ledger.Entry e : entries) {
             long idx = e.allocation().index();
             if (e.pad() == 0 || idx < lo || idx >= hi) {
                 continue;
             }
             try {
-                fill(driver, e.base(), e.allocation().bytes(), e.pad());
+                fill(driver, e.base(), e.allocation().bytes(), e.pad(), capturing);
             } catch (GpuException ex) {
                 if (stillLive.test(e)) {
                     throw ex;

@@ -35,6 +35,10 @@ public @interface FaultPlan {
     /** {@return kernels, as {@code module::func}, whose next run raises {@code ILLEGAL_ADDRESS} (sticky)} */
     String[] faultKernel() default {};
 
-    /** {@return a sticky error the next synchronize reports; at most one} */
+    /**
+     * {@return a sticky error the next synchronize reports; at most one} The runtime's own syncs
+     * count: with red zones on (the kit's default) each allocation waits for its red-zone fill and
+     * each free synchronizes the context before it reads the freed buffer's red zone back.
+     */
     CudaError[] failNextSync() default {};
 }

@@ -88,7 +88,7 @@ public final class GpuChecks {
                 out.add("the test declared a sticky fault " + names(expectedFaults) + " but none was latched");
             }
             leaks(gpu, out);
-            for (RedZoneViolation v : CheckedGpu.freedViolations(gpu)) {
+            for (RedZoneViolation v : gpu.freedRedzoneViolations()) {
                 out.add("buffer overflow: " + v + " (found when it was freed)");
             }
             for (RedZoneViolation v : gpu.findRedzoneViolations()) {

@@ -160,15 +160,19 @@ public final class TestGpus {
         }
 
         /**
-         * Opens the runtime. Its {@code free} first reads the freed buffer's red zone back, so
-         * {@link GpuChecks} also reports overflows of buffers freed before the check.
+         * Opens the runtime, with a quarantine of {@link metrale.gpu.GpuOptions#DEFAULT_QUARANTINE_BYTES}
+         * bytes whatever the red zone. Its frees read the freed buffer's red zone back (the
+         * runtime's own scan at free), so {@link GpuChecks} also reports overflows of buffers freed
+         * before the check; a {@code close} through it runs the checks first, so a test that closes
+         * its runtime itself still gets the report.
          *
          * @return a new runtime, owned by the caller
          * @throws metrale.gpu.GpuException if the backend cannot be opened, naming why
          * @throws IllegalArgumentException if a simulator-only option is set for CUDA
          */
         public Gpu open() {
-            GpuBuilder b = Gpu.builder().backend(backend.id()).redZoneBytes(redZoneBytes).redZoneMinIndex(0).allocSites(true);
+            GpuBuilder b = Gpu.builder().backend(backend.id()).redZoneBytes(redZoneBytes).redZoneMinIndex(0).allocSites(true)
+                    .quarantineBytes(metrale.gpu.GpuOptions.DEFAULT_QUARANTINE_BYTES);
             if (backend == Backend.SIM) {
                 SimTwins t = table != null ? table : new SimTwins();
                 for (Twins w : twins) {

@@ -22,6 +22,8 @@ import metrale.gpu.testing.fixtures.InitCheckFixture;
 import metrale.gpu.testing.fixtures.LeakFixture;
 import metrale.gpu.testing.fixtures.MisuseFixture;
 import metrale.gpu.testing.fixtures.ParallelFixture;
+import metrale.gpu.testing.fixtures.NonBlockingOverflowFixture;
+import metrale.gpu.testing.fixtures.PoolFreeOverflowFixture;
 import metrale.gpu.testing.fixtures.RedZoneFixture;
 import metrale.gpu.testing.fixtures.ResourceLeakFixture;
 import metrale.gpu.testing.fixtures.SimOnlyFixture;
@@ -149,6 +151,28 @@ class GpuExtensionTest {
         assertThat(failureMessage(events))
                 .contains("buffer overflow: red zone of 0x")
                 .contains("(400 B, #0, allocated at RedZoneFixture.java:" + RedZoneFixture.bufferLine + ")")
+                .contains("found when it was freed")
+                .contains("overwritten: 16 byte(s), first at +400");
+    }
+
+    @Test
+    void aNonBlockingStreamsOverflowFailsNamingTheBuffersSite() {
+        Events events = run(NonBlockingOverflowFixture.class);
+        events.assertStatistics(s -> s.started(1).failed(1));
+        assertThat(failureMessage(events))
+                .contains("buffer overflow: red zone of 0x")
+                .contains("(400 B, #0, allocated at NonBlockingOverflowFixture.java:" + NonBlockingOverflowFixture.bufferLine + ")")
+                .contains("found when it was freed")
+                .contains("overwritten: 16 byte(s), first at +400");
+    }
+
+    @Test
+    void anOverflowOfAPoolBlockFreedInStreamOrderFailsNamingItsSite() {
+        Events events = run(PoolFreeOverflowFixture.class);
+        events.assertStatistics(s -> s.started(1).failed(1));
+        assertThat(failureMessage(events))
+                .contains("buffer overflow: red zone of 0x")
+                .contains("(400 B, #0, allocated at PoolFreeOverflowFixture.java:" + PoolFreeOverflowFixture.bufferLine + ")")
                 .contains("found when it was freed")
                 .contains("overwritten: 16 byte(s), first at +400");
     }

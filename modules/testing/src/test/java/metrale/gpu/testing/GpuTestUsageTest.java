@@ -45,6 +45,22 @@ class GpuTestUsageTest {
         gpu.free(fromBeforeEach);
     }
 
+    @GpuTest(backends = Backend.SIM, redZoneBytes = 0)
+    void freedMemoryIsQuarantinedEvenWithoutRedZones(Gpu gpu) {
+        gpu.free(fromBeforeEach);
+        assertThat(gpu.options().quarantineBytes()).isEqualTo(64L << 20);
+        DevicePtr stale = gpu.alloc(256); int allocLine = KitKernels.line();
+        gpu.free(stale); int freeLine = KitKernels.line();
+        DevicePtr next = gpu.alloc(256);
+        assertThat(next).as("the freed block is held back").isNotEqualTo(stale);
+        assertThatThrownBy(() -> gpu.copyD2D(stale, next, 256)).isInstanceOfSatisfying(GpuException.class, e -> {
+            assertThat(e.error()).isEqualTo(CudaError.INVALID_VALUE);
+            assertThat(e.getMessage()).contains("freed memory").contains("allocated at GpuTestUsageTest.java:" + allocLine)
+                    .contains("freed at GpuTestUsageTest.java:" + freeLine);
+        });
+        gpu.free(next);
+    }
+
     @GpuTest(backends = Backend.SIM, capacity = 1 << 20)
     void capacityMakesOutOfMemoryTestable(Gpu gpu) {
         gpu.free(fromBeforeEach);
@@ -149,7 +165,7 @@ class GpuTestUsageTest {
     @FaultPlan(failNextSync = CudaError.LAUNCH_FAILED)
     @ExpectFault(CudaError.LAUNCH_FAILED)
     void aFaultPlanCanFailTheNextSync(Gpu gpu) {
-        gpu.free(fromBeforeEach);
+        // Not freed first: the free's own sync (before its red-zone scan) would report the error.
         assertThatThrownBy(gpu::synchronize)
                 .isInstanceOfSatisfying(GpuException.class, e -> assertThat(e.error()).isEqualTo(CudaError.LAUNCH_FAILED));
         assertThat(gpu.fault()).isPresent();
