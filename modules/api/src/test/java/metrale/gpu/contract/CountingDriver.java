@@ -53,6 +53,7 @@ public final class CountingDriver implements Driver {
     private final List<String> inOrder = new ArrayList<>();
     private final Map<String, CudaError> failNext = new java.util.HashMap<>();
     private final Map<String, Hold> holdNext = new java.util.HashMap<>();
+    private final java.util.Set<String> dropNext = new java.util.HashSet<>();
     private List<String> leftAtClose;
 
     /**
@@ -228,6 +229,22 @@ public final class CountingDriver implements Driver {
                 callsAtRelease = calls.get();
             }
         }
+    }
+
+    /**
+     * Makes the next call of a graph node update ({@code graphExecKernelNodeSetParams},
+     * {@code graphExecMemsetNodeSetParams} or {@code graphExecCopyNodeSetParams}) report success
+     * without reaching the backend: a driver whose update went wrong silently, so the graph keeps
+     * what it held, for tests of what notices that.
+     *
+     * @param method one of those method names
+     */
+    public synchronized void dropNext(String method) {
+        dropNext.add(method);
+    }
+
+    private synchronized boolean dropped(String method) {
+        return dropNext.remove(method);
     }
 
     /** {@return the names of the driver methods the runtime called, in the order it called them} */
@@ -730,13 +747,17 @@ public final class CountingDriver implements Driver {
     @Override
     public void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
         count("graphExecKernelNodeSetParams");
-        inner.graphExecKernelNodeSetParams(exec, node, func, config, args);
+        if (!dropped("graphExecKernelNodeSetParams")) {
+            inner.graphExecKernelNodeSetParams(exec, node, func, config, args);
+        }
     }
 
     @Override
     public void graphExecCopyNodeSetParams(long exec, long node, long src, long dst, long bytes) {
         count("graphExecCopyNodeSetParams");
-        inner.graphExecCopyNodeSetParams(exec, node, src, dst, bytes);
+        if (!dropped("graphExecCopyNodeSetParams")) {
+            inner.graphExecCopyNodeSetParams(exec, node, src, dst, bytes);
+        }
     }
 
     @Override
@@ -748,7 +769,9 @@ public final class CountingDriver implements Driver {
     @Override
     public void graphExecMemsetNodeSetParams(long exec, long node, long ptr, int value, long bytes) {
         count("graphExecMemsetNodeSetParams");
-        inner.graphExecMemsetNodeSetParams(exec, node, ptr, value, bytes);
+        if (!dropped("graphExecMemsetNodeSetParams")) {
+            inner.graphExecMemsetNodeSetParams(exec, node, ptr, value, bytes);
+        }
     }
 
     @Override
