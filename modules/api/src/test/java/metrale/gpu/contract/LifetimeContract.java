@@ -86,6 +86,8 @@ public abstract class LifetimeContract extends GpuContract {
             Thread.onSpinWait();
         }
         gpu.close();
+        // close() waited for the calls in flight and released before returning, workers or not.
+        assertBackendReleased(gpu);
         for (Thread t : workers) {
             t.join();
         }
@@ -123,6 +125,7 @@ public abstract class LifetimeContract extends GpuContract {
             Thread.onSpinWait();
         }
         gpu.close();
+        assertBackendReleased(gpu);
         worker.join();
         assertThat(wrong).as("errors no caller made").isEmpty();
     }
