@@ -14,9 +14,12 @@ import java.util.function.Consumer;
  * @param maxReport       the most differing ops a report details, at least 0
  * @param reporter        receives every non-empty diff report; the default logs it as a warning
  * @param captureMode     the capture mode of the step's captures
+ * @param checkReplay     whether a verification run also replays the graph from the state the
+ *                        eager run started from and compares the device memory both leave, so a
+ *                        graph whose nodes do not hold what the trace says is reported
  */
 public record StepOptions(int eagerRuns, int verifyEvery, boolean throwOnMismatch, int maxReport,
-                          Consumer<String> reporter, CaptureMode captureMode) {
+                          Consumer<String> reporter, CaptureMode captureMode, boolean checkReplay) {
 
     private static final System.Logger LOG = System.getLogger("metrale.gpu");
 
@@ -40,10 +43,10 @@ public record StepOptions(int eagerRuns, int verifyEvery, boolean throwOnMismatc
         Objects.requireNonNull(captureMode, "captureMode");
     }
 
-    /** {@return one eager run, no verification, reports logged, 8 ops detailed, global capture mode} */
+    /** {@return one eager run, no verification, reports logged, 8 ops detailed, global capture mode, no replay check} */
     public static StepOptions defaults() {
         return new StepOptions(1, 0, false, 8,
-                report -> LOG.log(System.Logger.Level.WARNING, "metrale-gpu: " + report), CaptureMode.GLOBAL);
+                report -> LOG.log(System.Logger.Level.WARNING, "metrale-gpu: " + report), CaptureMode.GLOBAL, false);
     }
 
     /**
@@ -52,7 +55,7 @@ public record StepOptions(int eagerRuns, int verifyEvery, boolean throwOnMismatc
      * @param n at least 1
      */
     public StepOptions eagerRuns(int n) {
-        return new StepOptions(n, verifyEvery, throwOnMismatch, maxReport, reporter, captureMode);
+        return new StepOptions(n, verifyEvery, throwOnMismatch, maxReport, reporter, captureMode, checkReplay);
     }
 
     /**
@@ -61,7 +64,7 @@ public record StepOptions(int eagerRuns, int verifyEvery, boolean throwOnMismatc
      * @param n 0 for none
      */
     public StepOptions verifyEvery(int n) {
-        return new StepOptions(eagerRuns, n, throwOnMismatch, maxReport, reporter, captureMode);
+        return new StepOptions(eagerRuns, n, throwOnMismatch, maxReport, reporter, captureMode, checkReplay);
     }
 
     /**
@@ -70,7 +73,7 @@ public record StepOptions(int eagerRuns, int verifyEvery, boolean throwOnMismatc
      * @param b whether to throw
      */
     public StepOptions throwOnMismatch(boolean b) {
-        return new StepOptions(eagerRuns, verifyEvery, b, maxReport, reporter, captureMode);
+        return new StepOptions(eagerRuns, verifyEvery, b, maxReport, reporter, captureMode, checkReplay);
     }
 
     /**
@@ -79,7 +82,7 @@ public record StepOptions(int eagerRuns, int verifyEvery, boolean throwOnMismatc
      * @param n the most differing ops to detail
      */
     public StepOptions maxReport(int n) {
-        return new StepOptions(eagerRuns, verifyEvery, throwOnMismatch, n, reporter, captureMode);
+        return new StepOptions(eagerRuns, verifyEvery, throwOnMismatch, n, reporter, captureMode, checkReplay);
     }
 
     /**
@@ -88,7 +91,7 @@ public record StepOptions(int eagerRuns, int verifyEvery, boolean throwOnMismatc
      * @param r receives each report
      */
     public StepOptions reporter(Consumer<String> r) {
-        return new StepOptions(eagerRuns, verifyEvery, throwOnMismatch, maxReport, r, captureMode);
+        return new StepOptions(eagerRuns, verifyEvery, throwOnMismatch, maxReport, r, captureMode, checkReplay);
     }
 
     /**
@@ -97,6 +100,22 @@ public record StepOptions(int eagerRuns, int verifyEvery, boolean throwOnMismatc
      * @param m the mode
      */
     public StepOptions captureMode(CaptureMode m) {
-        return new StepOptions(eagerRuns, verifyEvery, throwOnMismatch, maxReport, reporter, m);
+        return new StepOptions(eagerRuns, verifyEvery, throwOnMismatch, maxReport, reporter, m, checkReplay);
+    }
+
+    /**
+     * {@return these options with the replay check of verification runs on or off}
+     *
+     * <p>With it on, a verification run saves the device allocations the graph's ops name (kernel
+     * pointer arguments, memset and copy ranges, matched against the ledger) and synchronizes the
+     * device; runs the region eagerly; saves what that left; restores the saved state, replays the
+     * graph and compares. Memory the region's kernels reach only through pointers held in device
+     * memory is neither saved nor restored, so the replay writes it a second time: turn the check
+     * on only for steps whose kernels write what their arguments name.
+     *
+     * @param b whether to check
+     */
+    public StepOptions checkReplay(boolean b) {
+        return new StepOptions(eagerRuns, verifyEvery, throwOnMismatch, maxReport, reporter, captureMode, b);
     }
 }

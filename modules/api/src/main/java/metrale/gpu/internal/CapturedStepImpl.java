@@ -244,12 +244,35 @@ final class CapturedStepImpl implements CapturedStep {
 
     private void verify(Stream stream) {
         verifications++;
+        Saved before = options.checkReplay() ? save(held) : null;
         StepRecorder rec = eager(stream);
         String d = diff(Arrays.asList(held), rec.entries);
-        if (d == null) {
-            return;
+        String what = null;
+        if (d != null) {
+            mismatches++;
+            what = reconcile(rec);
         }
-        mismatches++;
+        if (before != null && phase == Phase.REPLAY) {
+            String wrong = checkReplay(before, rec, stream);
+            if (wrong != null) {
+                if (d == null) {
+                    mismatches++;
+                }
+                phase = Phase.CAPTURE;
+                ref = rec.entries;
+                what = (what == null ? "" : what + "; and ") + wrong + "; the next run captures again";
+                if (d == null) {
+                    d = "0 differing op(s) of " + held.length + " in the trace";
+                }
+            }
+        }
+        if (what != null) {
+            report("verification run " + runs + " differs from what the graph holds: " + what, d, true);
+        }
+    }
+
+    /** Brings the graph to the verification trace: in place where it can, else by a recapture. {@return what it did} */
+    private String reconcile(StepRecorder rec) {
         String action;
         String structural = structuralChange(rec);
         GpuException refused = null;
@@ -294,7 +317,103 @@ final class CapturedStepImpl implements CapturedStep {
                     : "only arguments changed, but " + noInPlace)
                     + "; the next run captures again";
         }
-        report("verification run " + runs + " differs from what the graph holds: " + action, d, true);
+        return action;
+    }
+
+    // ---- the replay check ----------------------------------------------------------------------
+
+    /** The device allocations a graph's ops name, and their bytes before a verification run. */
+    private record Saved(long[][] ranges, byte[][] bytes) {
+    }
+
+    /** Every argument word of {@code ops}: the pointers among them are matched against the ledger. */
+    private static long[] words(TraceEntry[] ops) {
+        int n = 0;
+        for (TraceEntry e : ops) {
+            n += e.argc();
+        }
+        long[] out = new long[n];
+        int k = 0;
+        for (TraceEntry e : ops) {
+            for (int i = 0; i < e.argc(); i++) {
+                out[k++] = e.arg(i);
+            }
+        }
+        return out;
+    }
+
+    /** {@return the allocations {@code ops} name, saved; {@code null} when the check cannot run} */
+    private Saved save(TraceEntry[] ops) {
+        boolean[] unsaveable = new boolean[1];
+        long[][] ranges = rt.stepBuffers(words(ops), unsaveable);
+        if (unsaveable[0] || ranges.length == 0) {
+            return null;
+        }
+        return new Saved(ranges, rt.stepRead(ranges));
+    }
+
+    /**
+     * Replays the graph from the state the eager run started from and compares the device memory
+     * both leave; then puts back what the eager run left, so the run's effect is the eager run's.
+     * {@return what differs, naming the allocation and the ops whose arguments name it, or
+     * {@code null} when the results agree or the check cannot run (the eager run named memory the
+     * graph's ops did not, which was not saved)}
+     */
+    private String checkReplay(Saved before, StepRecorder rec, Stream stream) {
+        boolean[] unsaveable = new boolean[1];
+        long[][] now = rt.stepBuffers(words(rec.entries.toArray(new TraceEntry[0])), unsaveable);
+        if (unsaveable[0] || !covered(before.ranges(), now)) {
+            return null;
+        }
+        byte[][] eagerLeft = rt.stepRead(before.ranges());
+        rt.stepWrite(before.ranges(), before.bytes());
+        rt.stepReplay(graph, stream);
+        byte[][] replayLeft = rt.stepRead(before.ranges());
+        rt.stepWrite(before.ranges(), eagerLeft);
+        for (int b = 0; b < before.ranges().length; b++) {
+            int at = Arrays.mismatch(eagerLeft[b], replayLeft[b]);
+            if (at >= 0) {
+                long base = before.ranges()[b][0];
+                return "a replay of the graph leaves other bytes than the eager run in the allocation at 0x"
+                        + Long.toHexString(base) + " (" + before.ranges()[b][1] + " bytes), first at +" + at
+                        + " (eager 0x" + Integer.toHexString(eagerLeft[b][at] & 0xff) + ", replay 0x"
+                        + Integer.toHexString(replayLeft[b][at] & 0xff) + "), so a node does not hold what the trace says: "
+                        + touching(rec.entries, base, before.ranges()[b][1]);
+            }
+        }
+        return null;
+    }
+
+    private static boolean covered(long[][] saved, long[][] ranges) {
+        for (long[] r : ranges) {
+            boolean in = false;
+            for (long[] s : saved) {
+                in |= s[0] == r[0];
+            }
+            if (!in) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** {@return the ops and argument positions that name memory in {@code [base, base + bytes)}} */
+    private String touching(List<TraceEntry> ops, long base, long bytes) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < ops.size(); i++) {
+            TraceEntry e = ops.get(i);
+            for (int a = 0; a < e.argc(); a++) {
+                if (Long.compareUnsigned(e.arg(a) - base, bytes) < 0) {
+                    if (!sb.isEmpty()) {
+                        sb.append(", ");
+                    }
+                    sb.append("the node of op #").append(i).append(' ').append(names.nameOf(e.func()))
+                            .append(" [").append(e.kind().label()).append("] whose argument ").append(a)
+                            .append(" names it");
+                }
+            }
+        }
+        return sb.isEmpty() ? "no op names it" : sb.toString();
     }
 
     // ---- the graph ---------------------------------------------------------------------------

@@ -2021,6 +2021,97 @@ public final class GpuRuntime implements Gpu {
     }
 
     /**
+     * For {@link CapturedStepImpl}'s replay check: the live allocations of the ledger that hold any
+     * of {@code addrs}, as {@code {base, bytes}} pairs, distinct, in address order. Sets
+     * {@code unsaveable[0]} when an address lies in an arena chunk or a mapped page-locked range
+     * instead, memory the check does not save.
+     */
+    long[][] stepBuffers(long[] addrs, boolean[] unsaveable) {
+        int gt = gate.enter("stepBuffers");
+        try {
+            java.util.TreeMap<Long, Long> found = new java.util.TreeMap<>(Long::compareUnsigned);
+            for (long a : addrs) {
+                Ledger.Entry e = ledger.nearest(a);
+                if (e != null && Long.compareUnsigned(a - e.base(), e.allocation().bytes()) < 0) {
+                    found.put(e.base(), e.allocation().bytes());
+                } else if (arenas.covers(a, 1) || pinned.coversAddress(a, 1)) {
+                    unsaveable[0] = true;
+                }
+            }
+            long[][] out = new long[found.size()][];
+            int i = 0;
+            for (var f : found.entrySet()) {
+                out[i++] = new long[] {f.getKey(), f.getValue()};
+            }
+            return out;
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    /**
+     * For {@link CapturedStepImpl}'s replay check: waits for the device ({@code cuCtxSynchronize}),
+     * then reads each {@code {base, bytes}} range with a blocking copy. Neither counted nor traced.
+     */
+    byte[][] stepRead(long[][] ranges) {
+        String op = "stepRead";
+        int gt = gate.enter(op);
+        try (Arena arena = Arena.ofConfined()) {
+            driver.ctxSynchronize();
+            byte[][] out = new byte[ranges.length][];
+            for (int i = 0; i < ranges.length; i++) {
+                MemorySegment seg = arena.allocate(ranges[i][1]);
+                driver.memcpyDtoH(seg, ranges[i][0], ranges[i][1]);
+                out[i] = seg.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+            }
+            return out;
+        } catch (GpuException e) {
+            throw fail(e, op);
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    /**
+     * For {@link CapturedStepImpl}'s replay check: writes each {@code {base, bytes}} range back,
+     * then waits for the device, so work on any stream after it sees the bytes. Neither counted
+     * nor traced.
+     */
+    void stepWrite(long[][] ranges, byte[][] data) {
+        String op = "stepWrite";
+        int gt = gate.enter(op);
+        try (Arena arena = Arena.ofConfined()) {
+            for (int i = 0; i < ranges.length; i++) {
+                MemorySegment seg = arena.allocate(ranges[i][1]);
+                MemorySegment.copy(data[i], 0, seg, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, data[i].length);
+                driver.memcpyHtoD(ranges[i][0], seg, ranges[i][1]);
+            }
+            driver.ctxSynchronize();
+        } catch (GpuException e) {
+            throw fail(e, op);
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    /** For {@link CapturedStepImpl}'s replay check: launches the graph, neither counted as a replay nor traced. */
+    void stepReplay(GraphHandle graph, Stream stream) {
+        String op = "stepReplay";
+        int gt = gate.enter(op);
+        try {
+            HandleTable.Slot g = liveGraph(graph, op);
+            long st = liveStream(stream, op);
+            try {
+                driver.graphLaunch(g.raw(), st);
+            } catch (GpuException e) {
+                throw fail(e, op + " " + graph);
+            }
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    /**
      * For {@link CapturedStepImpl}: ends a capture and, when {@code old} is given, first tries to
      * apply the new graph to {@code old}'s executable graph ({@code cuGraphExecUpdate}), which is
      * cheaper than instantiating. {@code result[0]} receives the update's

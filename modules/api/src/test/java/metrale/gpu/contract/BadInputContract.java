@@ -57,11 +57,14 @@ public abstract class BadInputContract extends GpuContract {
     /** Freeing an unknown pointer is INVALID_VALUE naming it; nothing is freed. */
     @Test
     public void freeOfUnknownPointer() {
+        CountingDriver driver = counted();
         DevicePtr p = gpu.alloc(64);
+        Map<String, Long> before = driver.callsByMethod();
         assertLedgerUnchanged(() -> {
             GpuException e = assertCuda(CudaError.INVALID_VALUE, () -> gpu.free(new DevicePtr(BOGUS)));
             assertThat(e.getMessage().toLowerCase(Locale.ROOT)).contains(hex(BOGUS));
         });
+        assertThat(driver.callsByMethod()).as("driver calls made by the refused free").isEqualTo(before);
         gpu.free(p);
         assertStillWorks();
     }
@@ -69,9 +72,10 @@ public abstract class BadInputContract extends GpuContract {
     /** Freeing an interior pointer is INVALID_VALUE; the allocation survives with its data. */
     @Test
     public void freeOfInteriorPointer() {
+        counted();
         DevicePtr p = gpu.alloc(256);
         gpu.copyH2D(ints(64, 8), p);
-        refused(CudaError.INVALID_VALUE, () -> gpu.free(p.plus(16)));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.free(p.plus(16)));
         assertThat(readInts(p, 64)).containsOnly(8);
         gpu.free(p);
         assertStillWorks();
@@ -115,6 +119,7 @@ public abstract class BadInputContract extends GpuContract {
     /** alloc: 0 bytes is INVALID_VALUE, a negative count is refused naming it, 2^50 is OUT_OF_MEMORY naming the size. */
     @Test
     public void badAllocationSizes() {
+        // A zero size is CUDA's to refuse (cuMemAlloc answers INVALID_VALUE); the runtime passes it on.
         refused(CudaError.INVALID_VALUE, () -> gpu.alloc(0));
         refused(CudaError.INVALID_VALUE, () -> gpu.allocManaged(0));
         refused(CudaError.INVALID_VALUE, () -> gpu.allocArena(0));
@@ -129,45 +134,48 @@ public abstract class BadInputContract extends GpuContract {
     /** Page-locked memory: size 0 or negative is refused; freeing memory it did not allocate is INVALID_VALUE. */
     @Test
     public void badPinnedMemoryCalls() {
+        counted();
         assertBadArgument("-1", () -> gpu.allocHostPinned(-1));
         MemorySegment pinned = gpu.allocHostPinned(256);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment other = arena.allocate(256);
-            assertCuda(CudaError.INVALID_VALUE, () -> gpu.freeHostPinned(other));
+            refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.freeHostPinned(other));
+            // Whether host memory is mapped is the driver's to say (cuMemHostGetDevicePointer).
             assertCuda(CudaError.INVALID_VALUE, () -> gpu.hostPtrToDevice(other));
         }
-        assertCuda(CudaError.INVALID_VALUE, () -> gpu.freeHostPinned(pinned.asSlice(16)));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.freeHostPinned(pinned.asSlice(16)));
         assertThat(gpu.isPinned(pinned)).as("an interior free leaves the memory pinned").isTrue();
         gpu.freeHostPinned(pinned);
         MemorySegment again = MemorySegment.ofAddress(pinned.address());
-        assertCuda(CudaError.INVALID_VALUE, () -> gpu.freeHostPinned(again));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.freeHostPinned(again));
         assertStillWorks();
     }
 
     /** Copies past an allocation's end are INVALID_VALUE and write nothing, not even the part that fits. */
     @Test
     public void copiesPastTheEnd() {
+        counted();
         DevicePtr p = gpu.alloc(256);
         DevicePtr q = gpu.alloc(256);
         gpu.memset(p, 0x11, 256);
         gpu.memset(q, 0x22, 256);
         Stream s = gpu.createStream();
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new byte[257], p));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new int[61], p.plus(16)));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyD2H(p, new byte[257]));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyD2H(p.plus(200), new long[8]));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyD2D(p, q, 257));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyD2D(p.plus(128), q, 129));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyD2D(p, q.plus(1), 256));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyD2DAsync(p, q, 300, s));
-        refused(CudaError.INVALID_VALUE, () -> gpu.memset(p.plus(200), 0, 100));
-        refused(CudaError.INVALID_VALUE, () -> gpu.memsetAsync(q, 0, 257, s));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new byte[257], p));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new int[61], p.plus(16)));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyD2H(p, new byte[257]));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyD2H(p.plus(200), new long[8]));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyD2D(p, q, 257));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyD2D(p.plus(128), q, 129));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyD2D(p, q.plus(1), 256));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyD2DAsync(p, q, 300, s));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.memset(p.plus(200), 0, 100));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.memsetAsync(q, 0, 257, s));
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment big = arena.allocate(512);
-            refused(CudaError.INVALID_VALUE, () -> gpu.copyH2DAsync(big, p, s));
-            refused(CudaError.INVALID_VALUE, () -> gpu.copyH2DAsyncRetained(big, p, s));
-            refused(CudaError.INVALID_VALUE, () -> gpu.copyD2HAsync(p, big, s));
-            refused(CudaError.INVALID_VALUE, () -> gpu.copyD2HOnStream(p, big, s));
+            refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyH2DAsync(big, p, s));
+            refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyH2DAsyncRetained(big, p, s));
+            refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyD2HAsync(p, big, s));
+            refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyD2HOnStream(p, big, s));
         }
         gpu.synchronize();
         assertThat(readBytes(p, 256)).as("p after refused copies").containsOnly(0x11);
@@ -181,19 +189,20 @@ public abstract class BadInputContract extends GpuContract {
     /** Copies from or to freed and unknown pointers are INVALID_VALUE. */
     @Test
     public void copiesWithFreedOrUnknownPointers() {
+        counted();
         DevicePtr live = gpu.alloc(64);
         DevicePtr freed = gpu.alloc(64);
         gpu.free(freed);
         DevicePtr bogus = new DevicePtr(BOGUS);
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyD2H(freed, new byte[64]));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new byte[64], freed));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyD2H(bogus, new byte[8]));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new byte[8], bogus));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyD2D(live, freed, 64));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyD2D(bogus, live, 8));
-        refused(CudaError.INVALID_VALUE, () -> gpu.memset(freed, 0, 8));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyD2H(DevicePtr.NULL, new byte[8]));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new byte[8], new DevicePtr(0x10)));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyD2H(freed, new byte[64]));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new byte[64], freed));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyD2H(bogus, new byte[8]));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new byte[8], bogus));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyD2D(live, freed, 64));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyD2D(bogus, live, 8));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.memset(freed, 0, 8));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyD2H(DevicePtr.NULL, new byte[8]));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new byte[8], new DevicePtr(0x10)));
         gpu.free(live);
         assertStillWorks();
     }
@@ -266,14 +275,16 @@ public abstract class BadInputContract extends GpuContract {
     /** 2D copy rules: a pitch smaller than the width, or rows past either allocation's end, are INVALID_VALUE; width or height 0 does nothing (case 11). */
     @Test
     public void bad2DCopies() {
+        counted();
         Stream s = gpu.createStream();
         DevicePtr src = gpu.alloc(64 * 8);
         DevicePtr dst = gpu.alloc(128 * 8);
         gpu.memset(dst, 0x33, 128 * 8);
+        // The pitch rule is the driver's to refuse; rows past an allocation's end are the runtime's.
         refused(CudaError.INVALID_VALUE, () -> gpu.copyD2D2DAsync(src, 64, dst, 128, 65, 8, s));
         refused(CudaError.INVALID_VALUE, () -> gpu.copyD2D2DAsync(src, 64, dst, 40, 48, 8, s));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyD2D2DAsync(src, 64, dst, 128, 48, 9, s));
-        refused(CudaError.INVALID_VALUE, () -> gpu.copyD2D2DAsync(src, 32, dst, 128, 32, 17, s));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyD2D2DAsync(src, 64, dst, 128, 48, 9, s));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.copyD2D2DAsync(src, 32, dst, 128, 32, 17, s));
         gpu.copyD2D2DAsync(src, 64, dst, 128, 48, 0, s);
         gpu.copyD2D2DAsync(src, 64, dst, 128, 0, 8, s);
         gpu.synchronize(s);
@@ -471,7 +482,8 @@ public abstract class BadInputContract extends GpuContract {
      */
     @Test
     public void badModulesAndNames() {
-        refused(CudaError.NOT_FOUND, () -> gpu.kernel("never_loaded", "fill_f32"));
+        counted();
+        refusedBeforeTheDriver(CudaError.NOT_FOUND, () -> gpu.kernel("never_loaded", "fill_f32"));
         refused(CudaError.INVALID_VALUE, () -> gpu.kernel(MODULE, ""));
         refused(CudaError.INVALID_IMAGE, () -> gpu.loadModule("junk", new byte[] {0x7f, 'E', 'L', 'F', 0, 0, 0}));
         assertStillWorks();
@@ -480,15 +492,135 @@ public abstract class BadInputContract extends GpuContract {
     /** Arena bookkeeping: unknown chunks are INVALID_VALUE; a use beyond the chunk is refused. */
     @Test
     public void badArenaCalls() {
+        counted();
         DevicePtr chunk = gpu.allocArena(1024);
-        assertCuda(CudaError.INVALID_VALUE, () -> gpu.freeArena(new DevicePtr(BOGUS)));
-        assertCuda(CudaError.INVALID_VALUE, () -> gpu.freeArena(chunk.plus(256)));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.freeArena(new DevicePtr(BOGUS)));
+        refusedBeforeTheDriver(CudaError.INVALID_VALUE, () -> gpu.freeArena(chunk.plus(256)));
         assertBadArgument(hex(BOGUS), () -> gpu.noteArenaUse(new DevicePtr(BOGUS), 1));
         assertBadArgument("1025", () -> gpu.noteArenaUse(chunk, 1025));
         assertBadArgument("-1", () -> gpu.noteArenaUse(chunk, -1));
         gpu.copyH2D(ints(256, 6), chunk);
         assertThat(readInts(chunk, 256)).containsOnly(6);
         gpu.freeArena(chunk);
+        assertStillWorks();
+    }
+
+    /**
+     * A copy or memset that starts inside an arena chunk or a mapped page-locked range and runs
+     * past its end is INVALID_VALUE, refused before the driver naming what it runs past, and writes
+     * nothing; the same calls within the range work.
+     */
+    @Test
+    public void overlongRangesOfArenaChunksAndMappedPinnedMemoryAreRefused() {
+        counted();
+        DevicePtr chunk = gpu.allocArena(1024);
+        DevicePtr q = gpu.alloc(2048);
+        Stream s = gpu.createStream();
+        gpu.memset(chunk, 0x11, 1024);
+        gpu.memset(q, 0x22, 2048);
+        Map<String, ThrowingCallable> pastChunk = new LinkedHashMap<>();
+        pastChunk.put("memset", () -> gpu.memset(chunk.plus(1000), 0, 25));
+        pastChunk.put("memsetAsync", () -> gpu.memsetAsync(chunk, 0, 1025, s));
+        pastChunk.put("copyH2D", () -> gpu.copyH2D(new byte[1025], chunk));
+        pastChunk.put("copyD2H", () -> gpu.copyD2H(chunk.plus(512), new byte[513]));
+        pastChunk.put("copyD2D to", () -> gpu.copyD2D(q, chunk.plus(1), 1024));
+        pastChunk.put("copyD2D from", () -> gpu.copyD2D(chunk, q, 1025));
+        pastChunk.put("copyD2DAsync", () -> gpu.copyD2DAsync(chunk.plus(8), q, 1024, s));
+        for (var c : pastChunk.entrySet()) {
+            CountingDriver driver = CountingDriver.of(gpu);
+            Map<String, Long> before = driver.callsByMethod();
+            GpuException e = assertLedgerUnchangedAnd(() -> assertCuda(CudaError.INVALID_VALUE, c.getValue()));
+            assertThat(e.getMessage()).as(c.getKey()).contains("past the end of its arena chunk");
+            assertThat(driver.callsByMethod()).as("driver calls made by the refused %s", c.getKey()).isEqualTo(before);
+        }
+        gpu.synchronize();
+        assertThat(readBytes(chunk, 1024)).as("the chunk after refused calls").containsOnly(0x11);
+        assertThat(readBytes(q, 2048)).as("the buffer after refused calls").containsOnly(0x22);
+        gpu.copyD2D(q, chunk.plus(24), 1000);
+        assertThat(readBytes(chunk, 1024)).as("a copy within the chunk").startsWith(bytes(24, 0x11)).endsWith(bytes(1000, 0x22));
+
+        MemorySegment pinned = gpu.allocHostPinned(4096);
+        pinned.fill((byte) 0x33);
+        DevicePtr mapped = gpu.hostPtrToDevice(pinned);
+        Map<String, ThrowingCallable> pastPinned = new LinkedHashMap<>();
+        pastPinned.put("memset", () -> gpu.memset(mapped.plus(4000), 0, 97));
+        pastPinned.put("memsetAsync", () -> gpu.memsetAsync(mapped, 0, 4097, s));
+        pastPinned.put("copyD2D from", () -> gpu.copyD2D(mapped.plus(2048), q, 2049));
+        pastPinned.put("copyD2D to", () -> gpu.copyD2D(q, mapped.plus(2049), 2048));
+        pastPinned.put("copyD2DAsync", () -> gpu.copyD2DAsync(q, mapped.plus(4095), 2, s));
+        for (var c : pastPinned.entrySet()) {
+            CountingDriver driver = CountingDriver.of(gpu);
+            Map<String, Long> before = driver.callsByMethod();
+            GpuException e = assertLedgerUnchangedAnd(() -> assertCuda(CudaError.INVALID_VALUE, c.getValue()));
+            assertThat(e.getMessage()).as(c.getKey()).contains("past the end of its page-locked range");
+            assertThat(driver.callsByMethod()).as("driver calls made by the refused %s", c.getKey()).isEqualTo(before);
+        }
+        gpu.synchronize();
+        byte[] host = new byte[4096];
+        MemorySegment.copy(pinned, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, host, 0, 4096);
+        assertThat(host).as("the pinned range after refused calls").containsOnly(0x33);
+        // The same range, not past the end, is accepted.
+        gpu.memset(mapped.plus(4000), 0x44, 96);
+        gpu.copyD2D(mapped, q, 2048);
+        gpu.freeHostPinned(pinned);
+        gpu.destroyStream(s);
+        gpu.free(q);
+        gpu.freeArena(chunk);
+        assertStillWorks();
+    }
+
+    /**
+     * A destroyed stream, event or graph stays refused after a new one was created in its place
+     * (the runtime hands the freed slot out again): the old handle never reaches the new object.
+     */
+    @Test
+    public void aDestroyedHandleStaysDeadAfterItsSlotIsHandedOutAgain() {
+        counted();
+        kernel("noop");
+        DevicePtr p = gpu.alloc(64);
+        gpu.memset(p, 0, 64);
+        Stream oldStream = gpu.createStream();
+        gpu.destroyStream(oldStream);
+        Stream newStream = gpu.createStream();
+        assertThat(newStream).isNotEqualTo(oldStream);
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.synchronize(oldStream));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.memsetAsync(p, 1, 64, oldStream));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.destroyStream(oldStream));
+
+        Event oldEvent = gpu.createEvent();
+        gpu.destroyEvent(oldEvent);
+        Event newEvent = gpu.createEvent();
+        assertThat(newEvent).isNotEqualTo(oldEvent);
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.recordEvent(oldEvent, newStream));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.eventQuery(oldEvent));
+        refusedBeforeTheDriver(CudaError.INVALID_HANDLE, () -> gpu.destroyEvent(oldEvent));
+
+        gpu.beginCapture(newStream);
+        gpu.memsetAsync(p, 2, 64, newStream);
+        GraphHandle oldGraph = gpu.endCapture(newStream);
+        gpu.destroyGraph(oldGraph);
+        gpu.beginCapture(newStream);
+        gpu.memsetAsync(p, 3, 64, newStream);
+        GraphHandle newGraph = gpu.endCapture(newStream);
+        assertThat(newGraph).isNotEqualTo(oldGraph);
+        CountingDriver driver = CountingDriver.of(gpu);
+        Map<String, Long> before = driver.callsByMethod();
+        assertCudaOneOf(() -> gpu.launchGraph(oldGraph, newStream), CudaError.INVALID_HANDLE, CudaError.INVALID_VALUE);
+        assertCudaOneOf(() -> gpu.destroyGraph(oldGraph), CudaError.INVALID_HANDLE, CudaError.INVALID_VALUE);
+        assertThat(driver.callsByMethod()).as("driver calls made for the destroyed graph").isEqualTo(before);
+        gpu.synchronize();
+        assertThat(readBytes(p, 64)).as("neither old handle reached the new objects").containsOnly(0);
+
+        // The new objects still work.
+        gpu.recordEvent(newEvent, newStream);
+        gpu.eventSynchronize(newEvent);
+        gpu.launchGraph(newGraph, newStream);
+        gpu.synchronize(newStream);
+        assertThat(readBytes(p, 64)).containsOnly(3);
+        gpu.destroyGraph(newGraph);
+        gpu.destroyEvent(newEvent);
+        gpu.destroyStream(newStream);
+        gpu.free(p);
         assertStillWorks();
     }
 

@@ -107,6 +107,83 @@ public abstract class CapturedStepContract extends GpuContract {
         gpu.destroyStream(s);
     }
 
+    /**
+     * With the replay check, a verification run replays the graph from the state the eager run
+     * started from: an in-place update the driver silently did not apply (the graph still adds the
+     * old value) is reported naming the op and its pointer argument, the step recaptures, and the
+     * run's effect on memory is the eager run's alone.
+     */
+    @Test
+    public void theReplayCheckFindsAnUpdateTheGraphDoesNotHold() {
+        CountingDriver driver = counted();
+        Stream s = gpu.createStream();
+        DevicePtr p = gpu.alloc(4 * N);
+        gpu.memset(p, 0, 4 * N);
+        int[] host = {1};
+        try (CapturedStep step = gpu.capturedStep("dropped", (g, st) -> addI32(p, host[0], N, st),
+                quiet().checkReplay(true))) {
+            step.run(s);            // eager: +1
+            step.run(s);            // capture: +1
+            host[0] = 5;
+            driver.dropNext("graphExecKernelNodeSetParams");
+            step.runTraced(s);      // eager +5; the update is dropped; the replay check sees +1 where +5 was due
+            gpu.synchronize(s);
+            assertThat(readInts(p, N)).as("the verification run's effect is its eager run's").containsOnly(7);
+            assertThat(reports).hasSize(1);
+            assertThat(reports.getFirst()).contains("updated 1 node(s) of the graph in place")
+                    .contains("a replay of the graph leaves other bytes than the eager run")
+                    .contains("0x" + Long.toHexString(p.address()))
+                    .contains("op #0 " + MODULE + "::add_i32 [kernel] whose argument 0 names it")
+                    .contains("the next run captures again");
+            assertThat(step.phase()).isEqualTo(CapturedStep.Phase.CAPTURE);
+            step.run(s);            // recapture: +5
+            step.run(s);            // replay: +5
+            gpu.synchronize(s);
+            assertThat(readInts(p, N)).containsOnly(17);
+            assertThat(step.stats().recaptures()).isEqualTo(1);
+        }
+        gpu.free(p);
+        gpu.destroyStream(s);
+    }
+
+    /**
+     * The replay check stays quiet when the graph holds what the trace says, whether the
+     * verification run found nothing or set a node in place, and the run's effect is the eager
+     * run's alone.
+     */
+    @Test
+    public void theReplayCheckAgreesWithAGraphThatHoldsTheTrace() {
+        Stream s = gpu.createStream();
+        DevicePtr p = gpu.alloc(4 * N);
+        DevicePtr q = gpu.alloc(4 * N);
+        gpu.memset(p, 0, 4 * N);
+        gpu.memset(q, 0, 4 * N);
+        int[] host = {1};
+        try (CapturedStep step = gpu.capturedStep("agrees", (g, st) -> {
+            addI32(p, host[0], N, st);
+            g.copyD2DAsync(p, q, 4 * N, st);
+        }, quiet().checkReplay(true))) {
+            step.run(s);            // eager: p 1
+            step.run(s);            // capture: p 2
+            step.runTraced(s);      // nothing changed: p 3
+            assertThat(reports).isEmpty();
+            host[0] = 5;
+            step.runTraced(s);      // updated in place: p 8
+            assertThat(reports).hasSize(1);
+            assertThat(reports.getFirst()).contains("updated 1 node(s) of the graph in place")
+                    .doesNotContain("a replay of the graph");
+            assertThat(step.phase()).isEqualTo(CapturedStep.Phase.REPLAY);
+            step.run(s);            // replay: p 13
+            gpu.synchronize(s);
+            assertThat(readInts(p, N)).containsOnly(13);
+            assertThat(readInts(q, N)).containsOnly(13);
+            assertThat(step.stats().replays()).as("the check's replays are not the step's").isEqualTo(1);
+        }
+        gpu.free(p);
+        gpu.free(q);
+        gpu.destroyStream(s);
+    }
+
     /** Argument and grid changes seen by a traced run are set in the graph in place; no capture happens. */
     @Test
     public void argumentOnlyChangesAreUpdatedInPlace() {
@@ -342,8 +419,16 @@ public abstract class CapturedStepContract extends GpuContract {
             step.run(s);
             assertThat(step.phase()).isEqualTo(CapturedStep.Phase.REPLAY);
             assertThat(reports).isEmpty();
+            // The step's trace holds only this thread's op, so it pairs with the graph's one node;
+            // an op of the other thread recorded into the step would leave two traced ops for it.
+            assertThat(step.inPlaceUnavailable()).as("why the graph cannot be updated in place").isEmpty();
+            step.update(0, LaunchConfig.forElements(N, 64), args.clear().ptr(p).i32(10).i32(N));
+            step.run(s);
+            gpu.synchronize();
+            assertThat(readInts(p, N)).as("the step's op 0 is its own add on p").containsOnly(1 + 1 + 10);
         }
         gpu.synchronize();
+        assertThat(readInts(q, N)).as("the other thread's launches, run by each region run").containsOnly(2);
         gpu.free(p);
         gpu.free(q);
         gpu.destroyStream(s);

@@ -52,6 +52,8 @@ public final class CountingDriver implements Driver {
     private final List<Long> allocSizes = new ArrayList<>();
     private final List<String> inOrder = new ArrayList<>();
     private final Map<String, CudaError> failNext = new java.util.HashMap<>();
+    private final Map<String, Hold> holdNext = new java.util.HashMap<>();
+    private final java.util.Set<String> dropNext = new java.util.HashSet<>();
     private List<String> leftAtClose;
 
     /**
@@ -160,6 +162,91 @@ public final class CountingDriver implements Driver {
         failNext.put(method, error);
     }
 
+    /**
+     * Makes the next call of a driver method stop inside this decorator, before it reaches the
+     * backend, until the test lets it go: a runtime call held there is in flight for as long as the
+     * test wants, so the test can observe what other threads (a {@code close()}) do meanwhile.
+     *
+     * @param method the {@link Driver} method's name, e.g. {@code memsetD8}
+     * @return the hold, to wait for the call and to let it go
+     */
+    public synchronized Hold holdNext(String method) {
+        Hold h = new Hold(method);
+        holdNext.put(method, h);
+        return h;
+    }
+
+    /**
+     * A driver call stopped by {@link #holdNext(String)}. It waits at most a minute, so a test
+     * that never lets it go still ends.
+     */
+    public final class Hold {
+        private final String method;
+        private final java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        private final java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        private volatile long callsAtEntry = -1;
+        private volatile long callsAtRelease = -1;
+
+        private Hold(String method) {
+            this.method = method;
+        }
+
+        /**
+         * {@return whether the held call arrived within the time given}
+         *
+         * @param seconds how long to wait for it
+         * @throws InterruptedException if interrupted while waiting
+         */
+        public boolean awaitEntered(long seconds) throws InterruptedException {
+            return entered.await(seconds, java.util.concurrent.TimeUnit.SECONDS);
+        }
+
+        /** Lets the held call go on to the backend. */
+        public void proceed() {
+            go.countDown();
+        }
+
+        /**
+         * {@return the driver calls any thread made while the held call waited, or -1 before it was
+         * let go} The held call itself is not counted.
+         */
+        public long callsWhileHeld() {
+            long at = callsAtRelease;
+            return at < 0 ? -1 : at - callsAtEntry;
+        }
+
+        private void hold() {
+            callsAtEntry = calls.get();
+            entered.countDown();
+            try {
+                if (!go.await(60, java.util.concurrent.TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("CountingDriver: the held " + method + " was never let go");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("CountingDriver: interrupted while holding " + method, e);
+            } finally {
+                callsAtRelease = calls.get();
+            }
+        }
+    }
+
+    /**
+     * Makes the next call of a graph node update ({@code graphExecKernelNodeSetParams},
+     * {@code graphExecMemsetNodeSetParams} or {@code graphExecCopyNodeSetParams}) report success
+     * without reaching the backend: a driver whose update went wrong silently, so the graph keeps
+     * what it held, for tests of what notices that.
+     *
+     * @param method one of those method names
+     */
+    public synchronized void dropNext(String method) {
+        dropNext.add(method);
+    }
+
+    private synchronized boolean dropped(String method) {
+        return dropNext.remove(method);
+    }
+
     /** {@return the names of the driver methods the runtime called, in the order it called them} */
     public synchronized List<String> callsInOrder() {
         return List.copyOf(inOrder);
@@ -167,12 +254,17 @@ public final class CountingDriver implements Driver {
 
     private void count(String method) {
         CudaError injected;
+        Hold hold;
         synchronized (this) {
             inOrder.add(method);
             injected = failNext.remove(method);
+            hold = holdNext.remove(method);
         }
         calls.incrementAndGet();
         byCall.computeIfAbsent(method, k -> new LongAdder()).increment();
+        if (hold != null) {
+            hold.hold();
+        }
         if (injected != null) {
             throw new GpuException(injected, method, "injected by CountingDriver.failNext");
         }
@@ -661,13 +753,17 @@ public final class CountingDriver implements Driver {
     @Override
     public void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
         count("graphExecKernelNodeSetParams");
-        inner.graphExecKernelNodeSetParams(exec, node, func, config, args);
+        if (!dropped("graphExecKernelNodeSetParams")) {
+            inner.graphExecKernelNodeSetParams(exec, node, func, config, args);
+        }
     }
 
     @Override
     public void graphExecCopyNodeSetParams(long exec, long node, long src, long dst, long bytes) {
         count("graphExecCopyNodeSetParams");
-        inner.graphExecCopyNodeSetParams(exec, node, src, dst, bytes);
+        if (!dropped("graphExecCopyNodeSetParams")) {
+            inner.graphExecCopyNodeSetParams(exec, node, src, dst, bytes);
+        }
     }
 
     @Override
@@ -679,7 +775,9 @@ public final class CountingDriver implements Driver {
     @Override
     public void graphExecMemsetNodeSetParams(long exec, long node, long ptr, int value, long bytes) {
         count("graphExecMemsetNodeSetParams");
-        inner.graphExecMemsetNodeSetParams(exec, node, ptr, value, bytes);
+        if (!dropped("graphExecMemsetNodeSetParams")) {
+            inner.graphExecMemsetNodeSetParams(exec, node, ptr, value, bytes);
+        }
     }
 
     @Override

@@ -86,6 +86,8 @@ public abstract class LifetimeContract extends GpuContract {
             Thread.onSpinWait();
         }
         gpu.close();
+        // close() waited for the calls in flight and released before returning, workers or not.
+        assertBackendReleased(gpu);
         for (Thread t : workers) {
             t.join();
         }
@@ -123,8 +125,57 @@ public abstract class LifetimeContract extends GpuContract {
             Thread.onSpinWait();
         }
         gpu.close();
+        assertBackendReleased(gpu);
         worker.join();
         assertThat(wrong).as("errors no caller made").isEmpty();
+    }
+
+    /**
+     * {@code close()} waits for a call in flight inside the driver, and the backend is released by
+     * the time it returns: the call is held in the {@link CountingDriver} until the closing thread
+     * is seen waiting, then let go. The driver sees no call while the held one is in flight (a close
+     * that released under it would show here), the held call completes normally, and when
+     * {@code close()} returns the driver is closed with nothing left (a close that returned at once,
+     * leaving the release to the last call out, would show here).
+     */
+    @Test
+    void closeWaitsForACallInFlightAndHasReleasedTheBackendWhenItReturns() throws Exception {
+        CountingDriver driver = counted();
+        DevicePtr p = gpu.alloc(256);
+        Stream s = gpu.createStream();
+        Event e = gpu.createEvent();
+        CountingDriver.Hold held = driver.holdNext("memsetD8");
+        Queue<Throwable> callerErrors = new ConcurrentLinkedQueue<>();
+        Thread caller = Thread.ofPlatform().start(() -> {
+            try {
+                gpu.memset(p, 7, 256);
+            } catch (Throwable t) {
+                callerErrors.add(t);
+            }
+        });
+        assertThat(held.awaitEntered(60)).as("the memset reached the driver").isTrue();
+        AtomicBoolean closedAtReturn = new AtomicBoolean();
+        List<String> leftAtReturn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Thread closer = Thread.ofPlatform().start(() -> {
+            gpu.close();
+            closedAtReturn.set(driver.closed());
+            leftAtReturn.addAll(driver.leftAtClose());
+        });
+        // A close that waits parks in its back-off; one that does not is done.
+        assertThat(pollUntil(() -> gpu.isClosed() && (closer.getState() == Thread.State.TIMED_WAITING
+                || closer.getState() == Thread.State.WAITING || closer.getState() == Thread.State.TERMINATED)))
+                .as("close began").isTrue();
+        held.proceed();
+        caller.join();
+        closer.join();
+        assertThat(held.callsWhileHeld()).as("driver calls made while a call was in flight inside the driver").isZero();
+        assertThat(callerErrors).as("the call in flight when close came completes").isEmpty();
+        assertThat(closedAtReturn.get()).as("the driver was closed when close() returned").isTrue();
+        assertThat(leftAtReturn).as("handles still held when close() returned").isEmpty();
+        assertThat(driver.calls("streamDestroy")).as("the stream released").isEqualTo(1);
+        assertThat(driver.calls("eventDestroy")).as("the event released").isEqualTo(1);
+        assertThatThrownBy(() -> gpu.eventQuery(e)).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> gpu.synchronize(s)).isInstanceOf(IllegalStateException.class);
     }
 
     @Test
@@ -334,6 +385,7 @@ public abstract class LifetimeContract extends GpuContract {
 
     @Test
     void handlesOfASecondRuntimeAreRefusedAndTouchNothingHere() {
+        CountingDriver driver = counted();
         // This runtime's own objects first, so per-runtime numbering would make the other's alias them.
         DevicePtr mine = gpu.alloc(256);
         gpu.memset(mine, 3, 256);
@@ -365,9 +417,22 @@ public abstract class LifetimeContract extends GpuContract {
             assertCuda(CudaError.INVALID_HANDLE, () -> gpu.destroyEvent(theirEvent));
             assertCuda(CudaError.INVALID_HANDLE, () -> gpu.launch(theirKernel, LaunchConfig.of(1, 1), Stream.DEFAULT,
                     a.clear().ptr(mine).i32(1).i32(1)));
-            assertCuda(CudaError.INVALID_VALUE, () -> gpu.free(theirs));
-            assertCuda(CudaError.INVALID_VALUE, () -> gpu.memset(theirs, 7, 256));
-            assertCuda(CudaError.INVALID_VALUE, () -> gpu.copyD2D(theirs, mine, 256));
+            // The pointer of another runtime, and one no runtime issued, are refused by this runtime
+            // itself: a backend may refuse them with the same code, which must not hide a runtime
+            // that passed them on.
+            DevicePtr unknown = new DevicePtr(0x7ead_0000_0000L);
+            for (DevicePtr foreign : new DevicePtr[] {theirs, unknown}) {
+                java.util.Map<String, Long> before = driver.callsByMethod();
+                assertCuda(CudaError.INVALID_VALUE, () -> gpu.free(foreign));
+                assertCuda(CudaError.INVALID_VALUE, () -> gpu.memset(foreign, 7, 256));
+                assertCuda(CudaError.INVALID_VALUE, () -> gpu.memsetAsync(foreign, 7, 256, myStream));
+                assertCuda(CudaError.INVALID_VALUE, () -> gpu.copyD2D(foreign, mine, 256));
+                assertCuda(CudaError.INVALID_VALUE, () -> gpu.copyD2D(mine, foreign, 256));
+                assertCuda(CudaError.INVALID_VALUE, () -> gpu.copyD2DAsync(foreign, mine, 256, myStream));
+                assertCuda(CudaError.INVALID_VALUE, () -> gpu.copyD2H(foreign, new byte[256]));
+                assertCuda(CudaError.INVALID_VALUE, () -> gpu.copyH2D(new byte[256], foreign));
+                assertThat(driver.callsByMethod()).as("driver calls made for the pointer %s", foreign).isEqualTo(before);
+            }
 
             // Nothing of this runtime was touched: its graph, buffer and handles still work.
             assertThat(gpu.liveAllocCount()).isEqualTo(1);

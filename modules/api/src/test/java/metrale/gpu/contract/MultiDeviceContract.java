@@ -220,8 +220,51 @@ public abstract class MultiDeviceContract {
                 if (gi.canAccessPeer(gj)) {
                     gi.enablePeerAccess(gj);
                     gi.enablePeerAccess(gj); // the second time is a no-op
+                    assertThat(gi.fault()).as("a repeated enable latches nothing").isEmpty();
                 }
             }
+        }
+    }
+
+    /**
+     * The first enable reaches the driver; a repeated one, which CUDA answers with
+     * PEER_ACCESS_ALREADY_ENABLED, is a no-op; any other error of the driver's is the caller's to
+     * see, not swallowed with the repeat.
+     */
+    @Test
+    void aRepeatedEnableIsANoOpButOtherErrorsOfTheEnableAreThrown() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(deviceCount() > 1, "two devices");
+        Gpu g0 = CountingDriver.over(builder(0)).open();
+        open.add(g0);
+        Gpu g1 = CountingDriver.over(builder(1)).open();
+        open.add(g1);
+        org.junit.jupiter.api.Assumptions.assumeTrue(g0.canAccessPeer(g1), "device 0 can access device 1");
+        CountingDriver d0 = CountingDriver.of(g0);
+        CountingDriver d1 = CountingDriver.of(g1);
+        g0.enablePeerAccess(g1);
+        assertThat(d0.calls("enablePeerAccess")).as("the first enable reached the driver").isEqualTo(1);
+        g0.enablePeerAccess(g1);
+        assertThat(d0.calls("enablePeerAccess")).as("driver enables after the repeat").isBetween(1L, 2L);
+        assertThat(g0.fault()).isEmpty();
+        if (g1.canAccessPeer(g0)) {
+            d1.failNext("enablePeerAccess", CudaError.PEER_ACCESS_UNSUPPORTED);
+            GpuException e = catchThrowableOfType(GpuException.class, () -> g1.enablePeerAccess(g0));
+            assertThat(e).as("an enable the driver refused for another reason").isNotNull();
+            assertThat(e.error()).isEqualTo(CudaError.PEER_ACCESS_UNSUPPORTED);
+            assertThat(g1.fault()).isEmpty();
+            g1.enablePeerAccess(g0);
+        }
+        DevicePtr a = g0.alloc(64);
+        DevicePtr b = g1.alloc(64);
+        try {
+            g0.copyH2D(pattern(64, 3), a);
+            g0.copyToPeer(a, g1, b, 64);
+            byte[] back = new byte[64];
+            g1.copyD2H(b, back);
+            assertThat(back).as("a peer copy after the repeated enable").isEqualTo(pattern(64, 3));
+        } finally {
+            g0.free(a);
+            g1.free(b);
         }
     }
 

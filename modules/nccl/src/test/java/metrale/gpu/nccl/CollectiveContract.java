@@ -216,6 +216,76 @@ public abstract class CollectiveContract {
         }
     }
 
+    /**
+     * A reduce onto a root whose own input is not the result: MAX onto rank 0, which holds the
+     * smallest inputs, so a reduce that wrote the root's own input would show.
+     */
+    @Test
+    void reduceWithMaxOntoARootThatHoldsTheSmallestInput() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(n() > 1, "two ranks");
+        int count = 64;
+        DevicePtr[] in = inputs(count);
+        DevicePtr[] out = alloc(4L * count);
+        group(c -> c.reduce(in[c.rank()], out[c.rank()], count, NcclDataType.FLOAT32, NcclRedOp.MAX, 0, streams.get(c.rank())));
+        float[] got = read(0, out[0], count);
+        for (int i = 0; i < count; i++) {
+            assertThat(got[i]).as("element %d on the root", i).isEqualTo(input(n() - 1, i));
+        }
+    }
+
+    /** AVG through {@code reduce}: the sum over the ranks divided by their number, on a middle root. */
+    @Test
+    void reduceWithAvgWritesTheMeanOnTheRoot() {
+        int count = 128;
+        int root = n() / 2;
+        DevicePtr[] in = inputs(count);
+        DevicePtr[] out = alloc(4L * count);
+        for (int r = 0; r < n(); r++) {
+            gpus.get(r).memset(out[r], 0, 4L * count);
+        }
+        group(c -> c.reduce(in[c.rank()], out[c.rank()], count, NcclDataType.FLOAT32, NcclRedOp.AVG, root, streams.get(c.rank())));
+        float[] got = read(root, out[root], count);
+        for (int i = 0; i < count; i++) {
+            float sum = 0;
+            for (int q = 0; q < n(); q++) {
+                sum += input(q, i);
+            }
+            assertThat(got[i]).as("element %d on root %d", i, root).isCloseTo(sum / n(), org.assertj.core.data.Offset.offset(1e-3f));
+        }
+        for (int r = 0; r < n(); r++) {
+            if (r != root) {
+                assertThat(read(r, out[r], count)).as("rank %d, not the root", r).containsOnly(0f);
+            }
+        }
+    }
+
+    /** AVG through {@code allReduce} on ints: the mean, truncated, on every rank. */
+    @Test
+    void allReduceWithAvgOnIntsGivesEveryRankTheMean() {
+        int count = 32;
+        DevicePtr[] buf = alloc(4L * count);
+        for (int r = 0; r < n(); r++) {
+            int[] h = new int[count];
+            for (int i = 0; i < count; i++) {
+                h[i] = 4 * (r * 10 + i);
+            }
+            gpus.get(r).copyH2D(h, buf[r]);
+        }
+        group(c -> c.allReduce(buf[c.rank()], buf[c.rank()], count, NcclDataType.INT32, NcclRedOp.AVG, streams.get(c.rank())));
+        for (int r = 0; r < n(); r++) {
+            gpus.get(r).synchronize(streams.get(r));
+            int[] got = new int[count];
+            gpus.get(r).copyD2H(buf[r], got);
+            for (int i = 0; i < count; i++) {
+                long sum = 0;
+                for (int q = 0; q < n(); q++) {
+                    sum += 4L * (q * 10 + i);
+                }
+                assertThat(got[i]).as("rank %d element %d", r, i).isEqualTo((int) (sum / n()));
+            }
+        }
+    }
+
     @Test
     void allGatherConcatenatesByRank() {
         int count = 100;

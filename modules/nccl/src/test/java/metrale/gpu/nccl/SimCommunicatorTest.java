@@ -225,6 +225,10 @@ class SimCommunicatorTest {
                 gpus.get(1).copyD2H(b, got);
                 assertThat(get(got, t, 0)).as("%s %s [0]", t, op).isEqualTo(expect(t, op, 6, 2));
                 assertThat(get(got, t, 1)).as("%s %s [1]", t, op).isEqualTo(expect(t, op, -3, 5));
+                byte[] got0 = new byte[x.length];
+                gpus.get(0).copyD2H(a, got0);
+                assertThat(get(got0, t, 0)).as("rank 0: %s %s [0]", t, op).isEqualTo(expect(t, op, 6, 2));
+                assertThat(get(got0, t, 1)).as("rank 0: %s %s [1]", t, op).isEqualTo(expect(t, op, -3, 5));
             }
         }
         gpus.get(0).free(a);
