@@ -19,6 +19,13 @@ import metrale.gpu.sim.SimBlockOrder;
 final class Engine {
 
     final DeviceMemory memory;
+    /**
+     * The memories of the peers this context enabled access to ({@code cuCtxEnablePeerAccess}): a
+     * kernel may address their live allocations too, and no other device's. Written under the
+     * device lock, read by kernels on any thread; addresses are unique in the process, so at most
+     * one memory holds an address.
+     */
+    final java.util.List<DeviceMemory> peers = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Names ({@code module::func}) whose next run raises {@code ILLEGAL_ADDRESS}. */
     final Set<String> faultKernels = new HashSet<>();
     /** Declared durations of kernels ({@code module::func}), in nanoseconds. */
@@ -34,6 +41,17 @@ final class Engine {
     Engine(DeviceMemory memory, long seed) {
         this.memory = memory;
         this.random = new SplittableRandom(seed);
+    }
+
+    /** {@return the live allocation containing {@code addr} in an enabled peer's memory, or {@code null}} */
+    Alloc peerFind(long addr) {
+        for (DeviceMemory m : peers) {
+            Alloc a = m.find(addr);
+            if (a != null) {
+                return a;
+            }
+        }
+        return null;
     }
 
     /** Restarts the schedule's random sequence from {@code seed}. */

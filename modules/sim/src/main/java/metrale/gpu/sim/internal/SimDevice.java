@@ -77,7 +77,8 @@ import metrale.gpu.spi.MemInfo;
  * (what {@code Gpu.builder().device(i)} sets) picks the one this driver opens, default 0. Peer
  * copies and cross-device event waits work between devices of one simulated process; the
  * simulator runs a stream-ordered peer copy after the stream's earlier work, before the call
- * returns, and a cross-device wait waits for the event's work before returning.</li>
+ * returns, and a cross-device wait waits for the event's work before returning. After
+ * {@code enablePeerAccess(peer)} this context's kernels address the peer's live memory too.</li>
  * <li>{@code sim.twins} (an object): a {@link SimTwins} table looked in before {@link SimKernels}.</li>
  * </ul>
  *
@@ -2052,6 +2053,7 @@ public final class SimDevice implements Driver {
             if (!peersEnabled.add(p)) {
                 throw err(CudaError.PEER_ACCESS_ALREADY_ENABLED, op, "device " + ordinal + " -> device " + p.ordinal);
             }
+            engine.peers.add(p.memory);
         } finally {
             lock.unlock();
         }

@@ -28,6 +28,17 @@ class SimMultiDeviceContractTest {
         protected int deviceCount() {
             return n();
         }
+
+        @Override
+        protected void prepareKernels(Gpu gpu) {
+            ContractKernels.register();
+            metrale.gpu.contract.GpuContract.loadContractModule(gpu);
+        }
+
+        @Override
+        protected boolean faultsStayInTheTest() {
+            return true;
+        }
     }
 
     @Nested
