@@ -315,6 +315,16 @@ public final class SimDevice implements Driver {
         }
 
         @Override
+        public long allocForeign(long bytes) {
+            return memAlloc(bytes);
+        }
+
+        @Override
+        public void freeForeign(long ptr) {
+            memFree(ptr);
+        }
+
+        @Override
         public boolean isClosed() {
             lock.lock();
             try {
