@@ -43,6 +43,31 @@ final class Engine {
         this.random = new SplittableRandom(seed);
     }
 
+    /** The memories of the process's open contexts by device ordinal, or {@code null}: set by the device. */
+    java.util.Map<DeviceMemory, Integer> processMemories;
+    /** This context's device ordinal. */
+    int ordinal;
+
+    /**
+     * {@return why a kernel of this context may not address {@code addr} although it is live memory
+     * of another context of the process, or {@code null} when it is not}
+     */
+    String notReachable(long addr) {
+        if (processMemories == null) {
+            return null;
+        }
+        for (var e : processMemories.entrySet()) {
+            DeviceMemory m = e.getKey();
+            if (m != memory && !peers.contains(m) && m.find(addr) != null) {
+                return e.getValue() == ordinal
+                        ? "it is live memory of another context on device " + ordinal + ", which this one cannot address"
+                        : "it is live memory of device " + e.getValue() + ", and this context (device " + ordinal
+                        + ") has not enabled peer access to it (Gpu.enablePeerAccess)";
+            }
+        }
+        return null;
+    }
+
     /** {@return the live allocation containing {@code addr} in an enabled peer's memory, or {@code null}} */
     Alloc peerFind(long addr) {
         for (DeviceMemory m : peers) {

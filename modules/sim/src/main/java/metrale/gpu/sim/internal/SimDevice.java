@@ -221,6 +221,8 @@ public final class SimDevice implements Driver {
             memory.init = new InitCheck();
         }
         this.engine = new Engine(memory, config.getLong(OPT_SEED, 0));
+        engine.ordinal = ordinal;
+        engine.processMemories = process.memories;
         this.legacy = new SimStream(1, SimStream.Kind.LEGACY, false, "the legacy default stream");
         this.scheduler = new Scheduler(engine, legacy);
         this.engine.blockOrder = switch (config.getChoice(SimOptions.BLOCKS, "ordered",
@@ -229,6 +231,8 @@ public final class SimDevice implements Driver {
             case "parallel" -> SimBlockOrder.PARALLEL;
             default -> SimBlockOrder.ORDERED;
         };
+        // Last, once nothing can fail: close() takes it out again.
+        process.memories.put(memory, ordinal);
     }
 
     /** {@return the simulated process option {@code sim.process} names: any case, but a {@code named:} NAME as given} */
@@ -2191,6 +2195,7 @@ public final class SimDevice implements Driver {
                 return;
             }
             closed = true;
+            process.memories.remove(memory);
             liveAtClose = describeLive();
             scheduler.discardAll();
             memory.freeAll();

@@ -39,6 +39,12 @@ class SimMultiDeviceContractTest {
         protected boolean faultsStayInTheTest() {
             return true;
         }
+
+        @Override
+        protected void assertSimulatorSaysWhy(metrale.gpu.GpuException e) {
+            org.assertj.core.api.Assertions.assertThat(e.getMessage())
+                    .contains("live memory of device 0", "has not enabled peer access", "enablePeerAccess");
+        }
     }
 
     @Nested
