@@ -99,6 +99,12 @@ public enum Setting {
             "Simulator: keep a shadow map of the bytes written in each device allocation and record each kernel view "
             + "read, D2H copy or D2D copy of bytes never written, with the allocation's site and the offset (as "
             + "compute-sanitizer's `initcheck`); read them with `gpu.unwrap(SimInitCheck.class).uninitializedReads()`."),
+    /** How long a rank of a communicator waits for the others. */
+    NCCL_TIMEOUT_MILLIS("nccl.timeoutMillis", null, "metrale.nccl.timeoutMillis", "METRALE_NCCL_TIMEOUT_MILLIS", "300000",
+            Grammar.WHOLE_NUMBER, "`300000` (5 minutes)",
+            "Collectives: how long a rank waits, in milliseconds, for the others to join (`initRank`) and, on the "
+            + "simulated communicator, to call each collective; then it fails with `IN_PROGRESS` naming the missing "
+            + "ranks. At least 1; `Collectives.initRank`/`initAll` also take a timeout of their own."),
     /** The CUDA device ordinal. */
     CUDA_DEVICE("cuda.device", "backendOption(\"cuda.device\", ...)", "metrale.cuda.device", "METRALE_CUDA_DEVICE", "0",
             Grammar.WHOLE_NUMBER, "`0`",
