@@ -197,7 +197,8 @@ final class PtxCheck {
             int colon = t.indexOf(':');
             // "a::b" is a qualifier (.shared::cta, .L1::no_allocate), never a label's colon.
             boolean qualifier = colon + 1 < t.length() && t.charAt(colon + 1) == ':';
-            if (colon <= 0 || qualifier || !t.substring(0, colon).matches("[A-Za-z_$%][\\w$%.]*")) {
+            // nvcc writes "prototype_0 : .callprototype ..." with spaces around the colon.
+            if (colon <= 0 || qualifier || !t.substring(0, colon).strip().matches("[A-Za-z_$%][\\w$%.]*")) {
                 return t;
             }
             t = t.substring(colon + 1).strip();

@@ -171,6 +171,8 @@ class PtxCheckTest {
             "sured.b.add.2d.u32.zero [%rd1, {%r1, %r2}], %r3;", "suq.channel_order.b32 %r1, [%rd1];",
             "istypeof.texref %p1, %rd1;", "stacksave.u64 %rd1;", "stackrestore.u64 %rd1;", "alloca.u64 %rd1, %rd2, 8;",
             "pmevent.mask 1;", "brkpt;", "trap;", "exit;", "brx.idx.uni %r1, $Ltargets;",
+            "prototype_0 : .callprototype ()_ (.param .b64 _);", "call %rd1, (param0), prototype_0;",
+            "$L__BB0_3: ld.shared::cta.u32 %r1, [%r2];",
         };
         for (String line : ok) {
             assertThat(PtxCheck.problem(kernel("\t" + line + "\n"))).as(line).isNull();
