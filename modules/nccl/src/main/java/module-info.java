@@ -10,8 +10,9 @@
  * <li>{@systemProperty metrale.nccl.library}: the NCCL library; default the first of
  *     {@code libnccl.so.2}, {@code libnccl.so} that loads. Absent, NCCL is unavailable with the
  *     reason ({@code Collectives.ncclAvailability()}); the simulated communicator still works.</li>
- * <li>{@systemProperty metrale.nccl.timeoutMillis}: how long a rank waits for the others; default
- *     300000.</li>
+ * <li>{@systemProperty metrale.nccl.timeoutMillis} ({@code METRALE_NCCL_TIMEOUT_MILLIS}): how long
+ *     a rank waits for the others, in milliseconds, at least 1; default 300000 (setting
+ *     {@code nccl.timeoutMillis} of {@code metrale.gpu.Setting}).</li>
  * </ul>
  *
  * <p><b>Flags.</b> {@code --enable-native-access=metrale.gpu.nccl} ({@code ALL-UNNAMED} on the

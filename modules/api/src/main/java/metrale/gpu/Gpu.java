@@ -186,6 +186,43 @@ public interface Gpu extends AutoCloseable {
      */
     <T> Optional<T> unwrap(Class<T> type);
 
+    /**
+     * Declares device memory another library allocated in this runtime's context (a cuBLAS
+     * workspace, an NCCL buffer, memory of another runtime on the same device), so this runtime's
+     * copies, memsets, pointer checks and collectives accept pointers into it. The runtime never
+     * frees it: not at {@link #close()}, not at {@link #sweepUnreleased()}; {@link #adoptedMemory()}
+     * and {@link #allocReport} list it as foreign with the caller's site. Its owner frees it, after
+     * {@link #releaseAdoption}. The range is taken on trust: that it is live device memory of this
+     * context stays the caller's promise, as with CUDA's own calls.
+     *
+     * <p>With {@link #unwrap} (which never returns the driver) this is the door between the runtime
+     * and other libraries: device pointers go out as {@link DevicePtr#address()}, and pointers from
+     * other libraries come in through this call. {@link Stream#handle()} is the runtime's id, not a
+     * {@code CUstream}: work handed to another library is ordered by a {@link #synchronize(Stream)} first.
+     *
+     * @param address the range's first byte, as the other library returned it
+     * @param bytes   the range's length, at least 1
+     * @param label   what it is, for reports, e.g. {@code "cuBLAS workspace"}
+     * @return the pointer to the range
+     * @throws IllegalArgumentException when {@code bytes} is not positive or {@code label} is blank
+     * @throws GpuException {@code INVALID_VALUE} for a null address, a range that overlaps one
+     *                      already adopted, or a range that is this runtime's own memory (a ledger
+     *                      allocation, an arena chunk, page-locked memory)
+     */
+    DevicePtr adoptDeviceMemory(long address, long bytes, String label);
+
+    /**
+     * Ends an adoption: pointers into the range are refused again ({@code INVALID_VALUE}), and the
+     * memory is its owner's to free. Nothing is freed.
+     *
+     * @param ptr the pointer {@link #adoptDeviceMemory} returned
+     * @throws GpuException {@code INVALID_VALUE} when no adoption starts at {@code ptr}
+     */
+    void releaseAdoption(DevicePtr ptr);
+
+    /** {@return the adopted foreign ranges, by address} */
+    List<AdoptedMemory> adoptedMemory();
+
     // ---- memory and the ledger -------------------------------------------------------------
 
     /**
@@ -292,7 +329,8 @@ public interface Gpu extends AutoCloseable {
 
     /**
      * {@return live bytes grouped by call site, largest first}: one line per site with its bytes
-     * and count, the top {@code topN} sites whose total is at least {@code minMb} MiB.
+     * and count, the top {@code topN} sites whose total is at least {@code minMb} MiB; then, when
+     * there are any, the adopted foreign ranges ({@link #adoptDeviceMemory}) with their labels and sites.
      *
      * @param topN  the most sites to list
      * @param minMb the smallest total to list, in MiB; 0 lists every site

@@ -250,7 +250,7 @@ public final class GpuBuilder {
                 checkPointers != null ? checkPointers : Setting.CHECK_POINTERS.bool(null),
                 telemetry != null ? telemetry : new Telemetry(),
                 backendOptions, backendObjects,
-                allocator != null ? allocator : Setting.ALLOCATOR.text(null).orElse("driver"),
+                Setting.ALLOCATOR.choice(allocator, GpuOptions.ALLOCATORS),
                 allocSiteSample != null ? allocSiteSample : Math.toIntExact(Setting.ALLOC_SITES_SAMPLE.whole(null)),
                 quarantine);
     }

@@ -63,10 +63,7 @@ public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex
         if (allocSiteSample < 1) {
             throw new IllegalArgumentException("allocSiteSample=" + allocSiteSample + " must be >= 1");
         }
-        Objects.requireNonNull(allocator, "allocator");
-        if (!ALLOCATORS.contains(allocator)) {
-            throw new IllegalArgumentException("allocator='" + allocator + "' must be one of " + ALLOCATORS);
-        }
+        allocator = Setting.parseChoice(Setting.ALLOCATOR.what(), Objects.requireNonNull(allocator, "allocator"), ALLOCATORS);
         backendObjects = Map.copyOf(backendObjects);
         if (quarantineBytes < 0) {
             throw new IllegalArgumentException("quarantineBytes=" + quarantineBytes + " must be >= 0");

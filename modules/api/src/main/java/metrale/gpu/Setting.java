@@ -106,6 +106,12 @@ public enum Setting {
             "Simulator: keep a shadow map of the bytes written in each device allocation and record each kernel view "
             + "read, D2H copy or D2D copy of bytes never written, with the allocation's site and the offset (as "
             + "compute-sanitizer's `initcheck`); read them with `gpu.unwrap(SimInitCheck.class).uninitializedReads()`."),
+    /** How long a rank of a communicator waits for the others. */
+    NCCL_TIMEOUT_MILLIS("nccl.timeoutMillis", null, "metrale.nccl.timeoutMillis", "METRALE_NCCL_TIMEOUT_MILLIS", "300000",
+            Grammar.WHOLE_NUMBER, "`300000` (5 minutes)",
+            "Collectives: how long a rank waits, in milliseconds, for the others to join (`initRank`) and, on the "
+            + "simulated communicator, to call each collective; then it fails with `IN_PROGRESS` naming the missing "
+            + "ranks. At least 1; `Collectives.initRank`/`initAll` also take a timeout of their own."),
     /** The CUDA device ordinal. */
     CUDA_DEVICE("cuda.device", "backendOption(\"cuda.device\", ...)", "metrale.cuda.device", "METRALE_CUDA_DEVICE", "0",
             Grammar.WHOLE_NUMBER, "`0`",
@@ -223,7 +229,25 @@ public enum Setting {
      * @throws IllegalArgumentException if the text is not a boolean in the {@link Grammar#BOOLEAN} grammar
      */
     public boolean bool(String given) {
-        return parseBoolean(this + " (" + property + " / " + environment + ")", text(given).orElse("false"));
+        return parseBoolean(what(), text(given).orElse("false"));
+    }
+
+    /** {@return the setting as error messages name it: key, system property and environment variable} */
+    public String what() {
+        return key + " (" + property + " / " + environment + ")";
+    }
+
+    /**
+     * {@return the setting as one of {@code words}, in the {@link Grammar#CHOICE} grammar: the word as listed}
+     *
+     * @param given the value given in code, or {@code null}
+     * @param words the words the setting takes, in lower case; the first is taken when nothing is set and
+     *              there is no default
+     * @throws IllegalArgumentException naming the setting, its property, its variable and the value if it
+     *                                  is none of the words
+     */
+    public String choice(String given, java.util.List<String> words) {
+        return parseChoice(what(), text(given).orElse(words.getFirst()), words);
     }
 
     /**
@@ -233,7 +257,7 @@ public enum Setting {
      * @throws IllegalArgumentException if the text is not a decimal whole number
      */
     public long whole(String given) {
-        return parseWhole(this + " (" + property + " / " + environment + ")", text(given).orElse("0"));
+        return parseWhole(what(), text(given).orElse("0"));
     }
 
     /**
@@ -284,6 +308,26 @@ public enum Setting {
             case "0", "false", "no", "off" -> false;
             default -> throw new IllegalArgumentException(what + " = '" + value + "' is not a boolean (true/false, 1/0, yes/no, on/off)");
         };
+    }
+
+    /**
+     * The one choice grammar ({@link Grammar#CHOICE}): one of the words, in any case.
+     *
+     * @param what  what is being read, for the message
+     * @param value the text
+     * @param words the words, in lower case
+     * @return the word as {@code words} spells it
+     * @throws IllegalArgumentException naming {@code what}, the value and the words if it is none of them
+     */
+    public static String parseChoice(String what, String value, java.util.List<String> words) {
+        String v = value.trim().toLowerCase(Locale.ROOT);
+        for (String w : words) {
+            if (w.equals(v)) {
+                return w;
+            }
+        }
+        throw new IllegalArgumentException(what + " = '" + value + "' is not one of " + String.join(", ", words)
+                + " (any case)");
     }
 
     /**

@@ -81,6 +81,41 @@ class SettingTest {
     }
 
     @Test
+    void theAllocatorIsAChoiceInAnyCase() {
+        for (String w : new String[] {"driver", "CACHING", "Cuda", " caching "}) {
+            System.setProperty(Setting.ALLOCATOR.property(), w);
+            assertThat(Gpu.builder().options().allocator()).as(w).isEqualTo(w.strip().toLowerCase(java.util.Locale.ROOT));
+            System.clearProperty(Setting.ALLOCATOR.property());
+            assertThat(Gpu.builder().allocator(w).options().allocator()).as(w).isEqualTo(w.strip().toLowerCase(java.util.Locale.ROOT));
+        }
+        assertThat(Gpu.builder().options().allocator()).as("default").isEqualTo("driver");
+        System.setProperty(Setting.ALLOCATOR.property(), "slab");
+        assertThatThrownBy(() -> Gpu.builder().options())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("metrale.allocator")
+                .hasMessageContaining("METRALE_ALLOCATOR").hasMessageContaining("'slab'")
+                .hasMessageContaining("driver, caching, cuda");
+        assertThatThrownBy(() -> Gpu.builder().allocator("pool").options())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("metrale.allocator")
+                .hasMessageContaining("METRALE_ALLOCATOR").hasMessageContaining("'pool'");
+    }
+
+    @Test
+    void backendChoicesNumbersAndBooleansNameTheirPropertyAndVariable() {
+        DriverConfig c = new DriverConfig(Map.of("k.mode", "Fast", "k.n", "many", "k.flag", "maybe"));
+        assertThat(c.getChoice("k.mode", "slow", java.util.List.of("slow", "fast"))).isEqualTo("fast");
+        assertThat(c.getChoice("k.unset", "slow", java.util.List.of("slow", "fast"))).isEqualTo("slow");
+        assertThatThrownBy(() -> c.getChoice("k.mode", "slow", java.util.List.of("slow")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("option k.mode (metrale.k.mode / METRALE_K_MODE)")
+                .hasMessageContaining("'Fast'");
+        assertThatThrownBy(() -> c.getLong("k.n", 0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("option k.n (metrale.k.n / METRALE_K_N)")
+                .hasMessageContaining("'many'");
+        assertThatThrownBy(() -> c.getBoolean("k.flag", false))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("option k.flag (metrale.k.flag / METRALE_K_FLAG)").hasMessageContaining("'maybe'");
+    }
+
+    @Test
     void backendOptionsResolveAsTheTableSays() {
         System.setProperty(Setting.SIM_SEED.property(), "9");
         assertThat(DriverConfig.empty().getLong(Setting.SIM_SEED.key(), 0)).isEqualTo(9);

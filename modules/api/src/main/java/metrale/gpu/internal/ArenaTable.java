@@ -53,6 +53,16 @@ final class ArenaTable {
         return Long.compareUnsigned(off, size) < 0 && Long.compareUnsigned(bytes, size - off) <= 0;
     }
 
+    /** {@return whether a live chunk shares a byte with {@code [p, p + bytes)}} */
+    boolean overlaps(long p, long bytes) {
+        Map.Entry<Long, Chunk> lo = chunks.floorEntry(p);
+        if (lo != null && Long.compareUnsigned(p - lo.getKey(), lo.getValue().bytes) < 0) {
+            return true;
+        }
+        Map.Entry<Long, Chunk> hi = chunks.higherEntry(p);
+        return hi != null && Long.compareUnsigned(hi.getKey() - p, bytes) < 0;
+    }
+
     /** {@return bytes allocated in chunks but not in use} */
     long slackBytes() {
         long slack = 0;

@@ -116,6 +116,7 @@ public final class GpuRuntime implements Gpu {
     private final RedZones redZones;
     private final Quarantine quarantine;
     private final ArenaTable arenas = new ArenaTable();
+    private final Adoptions adoptions = new Adoptions();
     private final PinnedRegistry pinned = new PinnedRegistry();
     private final HandleTable streams = new HandleTable();
     private final HandleTable events = new HandleTable();
@@ -666,7 +667,47 @@ public final class GpuRuntime implements Gpu {
     public String allocReport(int topN, long minMb) {
         int gt = gate.enter("allocReport");
         try {
-            return ledger.report(topN, minMb);
+            return ledger.report(topN, minMb) + adoptions.report();
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    @Override
+    public DevicePtr adoptDeviceMemory(long address, long bytes, String label) {
+        int gt = gate.enter("adoptDeviceMemory");
+        try {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("adoptDeviceMemory(bytes=" + bytes + "): must be >= 1");
+            }
+            if (label == null || label.isBlank()) {
+                throw new IllegalArgumentException("adoptDeviceMemory(label=" + label + "): name what the memory is");
+            }
+            Ledger.Entry own = ledger.overlapping(address, bytes);
+            String conflict = own != null ? "it overlaps the live allocation " + own.describe()
+                    : arenas.overlaps(address, bytes) ? "it overlaps an arena chunk"
+                    : pinned.coversAddress(address, 1) ? "it is page-locked host memory" : null;
+            return adoptions.adopt(address, bytes, label, CallSites.caller(), conflict).ptr();
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    @Override
+    public void releaseAdoption(DevicePtr ptr) {
+        int gt = gate.enter("releaseAdoption");
+        try {
+            adoptions.release(Objects.requireNonNull(ptr, "ptr").address());
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    @Override
+    public List<metrale.gpu.AdoptedMemory> adoptedMemory() {
+        int gt = gate.enter("adoptedMemory");
+        try {
+            return adoptions.snapshot();
         } finally {
             gate.leave(gt);
         }
@@ -2543,9 +2584,10 @@ public final class GpuRuntime implements Gpu {
         }
     }
 
-    /** {@return whether {@code [p, p + bytes)} lies in one ledger allocation, arena chunk or mapped pinned range} */
+    /** {@return whether {@code [p, p + bytes)} lies in one ledger allocation, arena chunk, mapped pinned range or adopted range} */
     private boolean inLiveMemory(long p, long bytes) {
-        return ledger.covers(p, bytes) || arenas.covers(p, bytes) || pinned.coversAddress(p, bytes);
+        return ledger.covers(p, bytes) || arenas.covers(p, bytes) || pinned.coversAddress(p, bytes)
+                || adoptions.covers(p, bytes);
     }
 
     private String explainRange(long p, long bytes) {
@@ -2556,7 +2598,11 @@ public final class GpuRuntime implements Gpu {
             return "[0x" + Long.toHexString(p) + ", +" + bytes + ") runs past the end of its page-locked range";
         }
         String held = quarantine.explain(p, bytes);
-        return held != null ? held : ledger.explainRange(p, bytes);
+        if (held != null) {
+            return held;
+        }
+        String adopted = adoptions.explainPast(p, bytes);
+        return adopted != null ? adopted : ledger.explainRange(p, bytes);
     }
 
     /** {@return the bytes a 2D copy spans from its start: {@code (height - 1) * pitch + width}} */

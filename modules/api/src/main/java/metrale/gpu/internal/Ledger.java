@@ -205,6 +205,18 @@ final class Ledger {
         }
     }
 
+    /** {@return a live entry whose range, pad included, shares a byte with {@code [p, p + bytes)}, or {@code null}} */
+    Entry overlapping(long p, long bytes) {
+        synchronized (lock) {
+            Map.Entry<Long, Entry> lo = live.floorEntry(p);
+            if (lo != null && Long.compareUnsigned(p - lo.getKey(), lo.getValue().allocation().bytes() + lo.getValue().pad()) < 0) {
+                return lo.getValue();
+            }
+            Map.Entry<Long, Entry> hi = live.higherEntry(p);
+            return hi != null && Long.compareUnsigned(hi.getKey() - p, bytes) < 0 ? hi.getValue() : null;
+        }
+    }
+
     /** {@return the bytes of live entries, pads excluded} */
     long liveBytes() {
         synchronized (lock) {

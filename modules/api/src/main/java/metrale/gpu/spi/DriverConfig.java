@@ -50,9 +50,39 @@ public record DriverConfig(Map<String, String> options, Map<String, Object> obje
      * @param def the default
      */
     public String get(String key, String def) {
-        String v = Setting.resolve(options.get(key), "metrale." + key,
-                "METRALE_" + key.toUpperCase(java.util.Locale.ROOT).replace('.', '_'));
+        String v = Setting.resolve(options.get(key), property(key), environment(key));
         return v == null ? def : v;
+    }
+
+    private static String property(String key) {
+        return "metrale." + key;
+    }
+
+    private static String environment(String key) {
+        return "METRALE_" + key.toUpperCase(java.util.Locale.ROOT).replace('.', '_');
+    }
+
+    /**
+     * {@return the option as error messages name it, with the system property and environment variable it
+     * may come from, e.g. {@code option sim.sms (metrale.sim.sms / METRALE_SIM_SMS)}}
+     *
+     * @param key the option
+     */
+    public static String describe(String key) {
+        return "option " + key + " (" + property(key) + " / " + environment(key) + ")";
+    }
+
+    /**
+     * {@return the option as one of {@code words} in the settings table's choice grammar (any case), or {@code def}}
+     *
+     * @param key   the option
+     * @param def   the default, returned as is when the option is not set
+     * @param words the words it takes, in lower case
+     * @throws IllegalArgumentException naming the option, its property and variable if it is none of the words
+     */
+    public String getChoice(String key, String def, java.util.List<String> words) {
+        String v = get(key, null);
+        return v == null ? def : Setting.parseChoice(describe(key), v, words);
     }
 
     /**
@@ -67,7 +97,7 @@ public record DriverConfig(Map<String, String> options, Map<String, Object> obje
         if (v == null) {
             return def;
         }
-        return Setting.parseWhole("option " + key, v);
+        return Setting.parseWhole(describe(key), v);
     }
 
     /**
@@ -79,7 +109,7 @@ public record DriverConfig(Map<String, String> options, Map<String, Object> obje
      */
     public boolean getBoolean(String key, boolean def) {
         String v = get(key, null);
-        return v == null ? def : Setting.parseBoolean("option " + key, v);
+        return v == null ? def : Setting.parseBoolean(describe(key), v);
     }
 
     /**

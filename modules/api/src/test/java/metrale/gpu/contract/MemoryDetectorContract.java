@@ -157,6 +157,8 @@ public abstract class MemoryDetectorContract extends GpuContract {
         int rounds = 25;
         AtomicReference<Throwable> failed = new AtomicReference<>();
         AtomicReference<DevicePtr> bad = new AtomicReference<>();
+        // Looked up once: the contract's kernel cache is not for concurrent use.
+        metrale.gpu.KernelHandle writePast = kernel("write_past");
         List<Thread> ts = new java.util.ArrayList<>();
         for (int t = 0; t < threads; t++) {
             int id = t;
@@ -170,7 +172,7 @@ public abstract class MemoryDetectorContract extends GpuContract {
                         if (extra > 0) {
                             bad.set(p);
                         }
-                        gpu.launch(kernel("write_past"), LaunchConfig.forElements(100 + extra, 64), s,
+                        gpu.launch(writePast, LaunchConfig.forElements(100 + extra, 64), s,
                                 a.clear().ptr(p).i32(100).i32(extra));
                         if (pooled) {
                             gpu.pool().free(p, s);

@@ -30,6 +30,14 @@ public abstract class ModuleImageContract extends GpuContract {
             + ".visible .entry undeclared(\n\t.param .u32 undeclared_param_0\n)\n{\n\t.reg .b32 \t%r<2>;\n"
             + "\tld.param.u32 \t%r1, [undeclared_param_0];\n\tadd.s32 \t%r7, %r1, 1;\n\tret;\n}\n";
 
+    /** {@link #UNDECLARED_REGISTER_PTX} with its register declared, cut off inside the entry's parameter list. */
+    public static final String TRUNCATED_ENTRY_PTX = ".version 8.0\n.target sm_90\n.address_size 64\n"
+            + ".visible .entry undeclared(\n\t.param .u32 undeclared_";
+
+    /** {@link #UNDECLARED_REGISTER_PTX} with its register declared, and {@code ld.parm} for {@code ld.param}. */
+    public static final String UNKNOWN_SUFFIX_PTX = UNDECLARED_REGISTER_PTX.replace("%r<2>", "%r<8>")
+            .replace("ld.param.u32", "ld.parm.u32");
+
     /** Creates the contract; a backend's subclass is instantiated by JUnit. */
     protected ModuleImageContract() {
     }
@@ -79,6 +87,26 @@ public abstract class ModuleImageContract extends GpuContract {
                 () -> gpu.loadModule(SECOND_MODULE, UNDECLARED_REGISTER_PTX.getBytes(StandardCharsets.US_ASCII)));
         // The same text with the register declared loads.
         gpu.loadModule(SECOND_MODULE, UNDECLARED_REGISTER_PTX.replace("%r<2>", "%r<8>").getBytes(StandardCharsets.US_ASCII));
+        assertThat(gpu.fault()).isEmpty();
+        assertStillWorks();
+    }
+
+    /** PTX that ends inside an {@code .entry}'s parameter list is INVALID_PTX at the load; not sticky. */
+    @Test
+    public void ptxCutOffInsideAnEntryIsInvalidPtx() {
+        assertCuda(CudaError.INVALID_PTX,
+                () -> gpu.loadModule(SECOND_MODULE, TRUNCATED_ENTRY_PTX.getBytes(StandardCharsets.US_ASCII)));
+        assertThat(gpu.fault()).isEmpty();
+        assertStillWorks();
+    }
+
+    /** PTX with an instruction suffix that PTX does not have ({@code ld.parm.u32}) is INVALID_PTX at the load; not sticky. */
+    @Test
+    public void ptxWithAnUnknownInstructionSuffixIsInvalidPtx() {
+        assertCuda(CudaError.INVALID_PTX,
+                () -> gpu.loadModule(SECOND_MODULE, UNKNOWN_SUFFIX_PTX.getBytes(StandardCharsets.US_ASCII)));
+        // The same text with ld.param loads.
+        gpu.loadModule(SECOND_MODULE, UNKNOWN_SUFFIX_PTX.replace("ld.parm", "ld.param").getBytes(StandardCharsets.US_ASCII));
         assertThat(gpu.fault()).isEmpty();
         assertStillWorks();
     }

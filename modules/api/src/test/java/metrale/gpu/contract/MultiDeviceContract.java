@@ -4,6 +4,7 @@ package metrale.gpu.contract;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -14,6 +15,8 @@ import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
 import metrale.gpu.GpuDevice;
 import metrale.gpu.GpuException;
+import metrale.gpu.KernelArgs;
+import metrale.gpu.LaunchConfig;
 import metrale.gpu.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -42,6 +45,23 @@ public abstract class MultiDeviceContract {
 
     /** {@return how many devices the backend has here} */
     protected abstract int deviceCount();
+
+    /**
+     * Makes module {@value GpuContract#MODULE} (the contract kernels) available on {@code gpu}, as
+     * {@link GpuContract#prepareKernels(Gpu)} does.
+     *
+     * @param gpu a runtime just opened
+     */
+    protected abstract void prepareKernels(Gpu gpu);
+
+    /**
+     * {@return whether a kernel's sticky fault stays inside the test's own runtimes} True on the
+     * simulator, where each test has a simulated process of its own; false on CUDA, where it would
+     * poison the test JVM (CUDA_SEMANTICS section 4), so the faulting case is left out there.
+     */
+    protected boolean faultsStayInTheTest() {
+        return false;
+    }
 
     /** Closes every runtime the test opened. */
     @AfterEach
@@ -266,6 +286,70 @@ public abstract class MultiDeviceContract {
             g0.free(a);
             g1.free(b);
         }
+    }
+
+    /** {@return x on {@code g0}, y (all 1) on {@code g1}, and axpy(2, x, y) launched on {@code g1}} */
+    private DevicePtr[] axpyReadingThePeer(Gpu g0, Gpu g1, int n) {
+        prepareKernels(g1);
+        float[] xs = new float[n];
+        float[] ys = new float[n];
+        for (int i = 0; i < n; i++) {
+            xs[i] = i;
+            ys[i] = 1;
+        }
+        DevicePtr x = g0.alloc(4L * n);
+        DevicePtr y = g1.alloc(4L * n);
+        g0.copyH2D(xs, x);
+        g1.copyH2D(ys, y);
+        g1.launch(g1.kernel(GpuContract.MODULE, "axpy_f32"), LaunchConfig.of((n + 127) / 128, 128), Stream.DEFAULT,
+                new KernelArgs().f32(2f).ptr(x).ptr(y).i32(n));
+        return new DevicePtr[] {x, y};
+    }
+
+    /** With peer access enabled, a kernel on one device reads another device's buffer through its pointer. */
+    @Test
+    void aKernelReadsAPeersMemoryOnceAccessIsEnabled() {
+        assumeTrue(deviceCount() >= 2, "needs two devices");
+        Gpu g0 = gpu(0);
+        Gpu g1 = gpu(1);
+        assumeTrue(g1.canAccessPeer(g0), "device 1 cannot access device 0");
+        g1.enablePeerAccess(g0);
+        int n = 1000;
+        DevicePtr[] xy = axpyReadingThePeer(g0, g1, n);
+        g1.synchronize();
+        float[] out = new float[n];
+        g1.copyD2H(xy[1], out);
+        for (int i = 0; i < n; i++) {
+            assertThat(out[i]).as("y[%d]", i).isEqualTo(2f * i + 1);
+        }
+        g0.free(xy[0]);
+        g1.free(xy[1]);
+    }
+
+    /** Without peer access, the same kernel faults: the peer's memory is not this context's to address. */
+    @Test
+    void aKernelReadingAPeersMemoryWithoutAccessFaults() {
+        assumeTrue(deviceCount() >= 2, "needs two devices");
+        assumeTrue(faultsStayInTheTest(), "a sticky fault would poison every later test of this process");
+        Gpu g0 = gpu(0);
+        Gpu g1 = gpu(1);
+        g0.enablePeerAccess(g1); // the other direction does not count
+        GpuException e = catchThrowableOfType(GpuException.class, () -> {
+            axpyReadingThePeer(g0, g1, 1000);
+            g1.synchronize();
+        });
+        assertThat(e).as("the kernel on device 1 read device 0's memory without peer access").isNotNull();
+        assertThat(e.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
+        assertSimulatorSaysWhy(e);
+    }
+
+    /**
+     * Checks the backend's own words for a kernel that read a peer's memory without peer access;
+     * nothing by default (CUDA says only ILLEGAL_ADDRESS).
+     *
+     * @param e the fault
+     */
+    protected void assertSimulatorSaysWhy(GpuException e) {
     }
 
     @Test

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import metrale.gpu.Gpu;
+import metrale.gpu.Setting;
 import metrale.gpu.nccl.internal.GroupState;
 import metrale.gpu.nccl.internal.NcclCommunicator;
 import metrale.gpu.nccl.internal.NcclLib;
@@ -30,8 +31,9 @@ import metrale.gpu.spi.Availability;
  *
  * <p><b>Timeouts.</b> A rank waits {@link #timeout()} for the others to join ({@code initRank}) and,
  * on the simulator, to call each collective; then it fails with {@link NcclResult#IN_PROGRESS}
- * naming the missing ranks. The default is the system property
- * {@code metrale.nccl.timeoutMillis}, else 300000 (5 minutes).
+ * naming the missing ranks. The default is the setting {@code nccl.timeoutMillis}: the system
+ * property {@code metrale.nccl.timeoutMillis}, else the environment variable
+ * {@code METRALE_NCCL_TIMEOUT_MILLIS}, else 300000 (5 minutes).
  */
 public final class Collectives {
 
@@ -41,9 +43,19 @@ public final class Collectives {
     private Collectives() {
     }
 
-    /** {@return the default time a rank waits for the others} */
+    /**
+     * {@return the default time a rank waits for the others: setting {@code nccl.timeoutMillis}}
+     *
+     * @throws IllegalArgumentException naming the property and the environment variable when the
+     *                                  value is not a whole number of at least 1
+     */
     public static Duration timeout() {
-        return Duration.ofMillis(Long.getLong(TIMEOUT_PROPERTY, 300_000L));
+        Setting s = Setting.NCCL_TIMEOUT_MILLIS;
+        long ms = s.whole(null);
+        if (ms < 1) {
+            throw new IllegalArgumentException(s.what() + " = " + ms + " must be at least 1 (milliseconds)");
+        }
+        return Duration.ofMillis(ms);
     }
 
     /** {@return whether NCCL loads here, and if not, why; never throws} */

@@ -364,6 +364,10 @@ public abstract class CollectiveContract {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("peer=-1");
         assertThatThrownBy(() -> c.allReduce(buf[0], buf[0], -1, NcclDataType.FLOAT32, NcclRedOp.SUM, s))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("count=-1");
+        assertThatThrownBy(() -> c.allReduce(null, buf[0], 1, NcclDataType.FLOAT32, NcclRedOp.SUM, s))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("send");
+        assertThat(c.stats().failures()).as("each refused call threw, so each is a failure").isEqualTo(4);
+        assertThat(c.stats().calls()).isZero();
     }
 
     @Test
@@ -374,6 +378,7 @@ public abstract class CollectiveContract {
         c.close();
         assertThatThrownBy(() -> c.allReduce(buf[0], buf[0], 1, NcclDataType.FLOAT32, NcclRedOp.SUM, streams.getFirst()))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThat(c.stats().failures()).as("a call on a closed communicator threw").isEqualTo(1);
         Communicator last = comms.getLast();
         last.abort();
         assertThatThrownBy(() -> last.broadcast(buf[0], buf[0], 1, NcclDataType.FLOAT32, 0, streams.getLast()))

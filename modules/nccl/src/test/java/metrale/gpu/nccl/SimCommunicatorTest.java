@@ -127,6 +127,24 @@ class SimCommunicatorTest {
         assertThat(e.getMessage()).contains("rank(s) [1]");
     }
 
+    /** Ranks 0 and 1 join, rank 2 never does: each rank that joined gets IN_PROGRESS naming rank 2. */
+    @Test
+    void aRankThatNeverJoinsTimesOutEveryRankThatJoined() {
+        List<Gpu> three = SimCollectiveContractTest.simRanks(3);
+        try {
+            NcclUniqueId id = Collectives.uniqueId(three.get(0));
+            CompletableFuture<Void> r0 = onThread(() -> Collectives.initRank(three.get(0), 3, id, 0, Duration.ofSeconds(3)));
+            CompletableFuture<Void> r1 = onThread(() -> Collectives.initRank(three.get(1), 3, id, 1, Duration.ofSeconds(3)));
+            for (Throwable t : List.of(cause(r0), cause(r1))) {
+                assertThat(t).isInstanceOf(NcclException.class).hasMessageContaining("rank(s) [2]")
+                        .hasMessageContaining("ncclCommInitRank");
+                assertThat(((NcclException) t).result()).as(t.getMessage()).isEqualTo(NcclResult.IN_PROGRESS);
+            }
+        } finally {
+            three.forEach(Gpu::close);
+        }
+    }
+
     @Test
     void aRankThatNeverCallsTheCollectiveTimesOutTheOthers() {
         List<Communicator> comms = Collectives.initAll(gpus, SHORT);

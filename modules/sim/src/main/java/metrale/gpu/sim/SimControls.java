@@ -95,6 +95,26 @@ public interface SimControls {
     boolean isClosed();
 
     /**
+     * Allocates device memory in this simulated context behind the runtime's back, as another
+     * library in the process (cuBLAS, NCCL) calling {@code cuMemAlloc} would: the runtime's ledger
+     * does not know it, so its copies refuse it until {@code Gpu.adoptDeviceMemory} declares it,
+     * and it outlives the runtime's {@code close()} (then listed by {@link #liveAtClose()}).
+     *
+     * @param bytes at least 1
+     * @return the device address
+     * @throws metrale.gpu.GpuException {@code INVALID_VALUE} for 0 bytes, {@code OUT_OF_MEMORY} past the capacity
+     */
+    long allocForeign(long bytes);
+
+    /**
+     * Frees memory {@link #allocForeign} returned, as its owner would with {@code cuMemFree}.
+     *
+     * @param ptr the address {@link #allocForeign} returned
+     * @throws metrale.gpu.GpuException {@code INVALID_VALUE} when it is no live allocation
+     */
+    void freeForeign(long ptr);
+
+    /**
      * {@return the virtual clock, in nanoseconds since the device opened} It moves only when the
      * host waits: a synchronize, a blocking copy, a free, a query that answers {@code NOT_READY}
      * (the poll stands for the host's waiting), or {@link #advanceClock}.

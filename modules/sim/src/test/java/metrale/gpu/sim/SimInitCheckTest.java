@@ -185,7 +185,8 @@ class SimInitCheckTest {
         assertThatThrownBy(() -> Gpu.builder().backend("sim").backendOption(SimOptions.PROCESS, SimOptions.PROCESS_FRESH)
                 .backendOption(SimInitCheck.OPT_INITCHECK, "maybe").open())
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("sim.initcheck=maybe must be true or false");
+                .hasMessageContaining("sim.initcheck").hasMessageContaining("metrale.sim.initcheck")
+                .hasMessageContaining("METRALE_SIM_INITCHECK").hasMessageContaining("'maybe' is not a boolean");
     }
 
     @Test

@@ -19,4 +19,9 @@ class CudaMultiDeviceContractTest extends MultiDeviceContract {
     protected int deviceCount() {
         return Gpu.builder().backend("cuda").devices().size();
     }
+
+    @Override
+    protected void prepareKernels(Gpu gpu) {
+        metrale.gpu.contract.GpuContract.loadContractModule(gpu);
+    }
 }

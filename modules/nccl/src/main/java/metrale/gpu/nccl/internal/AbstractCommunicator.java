@@ -64,8 +64,21 @@ abstract sealed class AbstractCommunicator implements Communicator permits NcclC
         return gpu;
     }
 
+    /**
+     * Checks and runs a call, counting it and emitting its event; every call that throws, from an
+     * argument check ({@code make}) to the subclass, counts as a failure.
+     */
+    private void submit(java.util.function.Supplier<Call> make) {
+        try {
+            run(make.get());
+        } catch (RuntimeException e) {
+            failures.increment();
+            throw e;
+        }
+    }
+
     /** Runs a checked call through the subclass, counting it and emitting its event. */
-    private void submit(Call c) {
+    private void run(Call c) {
         if (closed.get()) {
             throw new IllegalStateException(c.kind().method + ": rank " + rank + "'s communicator is closed or aborted");
         }
@@ -76,12 +89,7 @@ abstract sealed class AbstractCommunicator implements Communicator permits NcclC
         }
         CollectiveEvent ev = new CollectiveEvent();
         ev.begin();
-        try {
-            execute(c);
-        } catch (RuntimeException e) {
-            failures.increment();
-            throw e;
-        }
+        execute(c);
         long n = c.sendBytes(size, rank);
         calls.increment();
         bytes.add(n);
@@ -151,45 +159,45 @@ abstract sealed class AbstractCommunicator implements Communicator permits NcclC
 
     @Override
     public final void allReduce(DevicePtr send, DevicePtr recv, long count, NcclDataType type, NcclRedOp op, Stream stream) {
-        submit(new Call(Call.Kind.ALL_REDUCE, req(send, "send"), req(recv, "recv"), count(count, "allReduce", "count"),
+        submit(() -> new Call(Call.Kind.ALL_REDUCE, req(send, "send"), req(recv, "recv"), count(count, "allReduce", "count"),
                 req(type, "type"), req(op, "op"), -1, req(stream, "stream")));
     }
 
     @Override
     public final void broadcast(DevicePtr send, DevicePtr recv, long count, NcclDataType type, int root, Stream stream) {
-        submit(new Call(Call.Kind.BROADCAST, req(send, "send"), req(recv, "recv"), count(count, "broadcast", "count"),
+        submit(() -> new Call(Call.Kind.BROADCAST, req(send, "send"), req(recv, "recv"), count(count, "broadcast", "count"),
                 req(type, "type"), null, rankArg(root, "broadcast", "root"), req(stream, "stream")));
     }
 
     @Override
     public final void reduce(DevicePtr send, DevicePtr recv, long count, NcclDataType type, NcclRedOp op, int root,
                              Stream stream) {
-        submit(new Call(Call.Kind.REDUCE, req(send, "send"), req(recv, "recv"), count(count, "reduce", "count"),
+        submit(() -> new Call(Call.Kind.REDUCE, req(send, "send"), req(recv, "recv"), count(count, "reduce", "count"),
                 req(type, "type"), req(op, "op"), rankArg(root, "reduce", "root"), req(stream, "stream")));
     }
 
     @Override
     public final void allGather(DevicePtr send, DevicePtr recv, long sendCount, NcclDataType type, Stream stream) {
-        submit(new Call(Call.Kind.ALL_GATHER, req(send, "send"), req(recv, "recv"), count(sendCount, "allGather", "sendCount"),
+        submit(() -> new Call(Call.Kind.ALL_GATHER, req(send, "send"), req(recv, "recv"), count(sendCount, "allGather", "sendCount"),
                 req(type, "type"), null, -1, req(stream, "stream")));
     }
 
     @Override
     public final void reduceScatter(DevicePtr send, DevicePtr recv, long recvCount, NcclDataType type, NcclRedOp op,
                                     Stream stream) {
-        submit(new Call(Call.Kind.REDUCE_SCATTER, req(send, "send"), req(recv, "recv"),
+        submit(() -> new Call(Call.Kind.REDUCE_SCATTER, req(send, "send"), req(recv, "recv"),
                 count(recvCount, "reduceScatter", "recvCount"), req(type, "type"), req(op, "op"), -1, req(stream, "stream")));
     }
 
     @Override
     public final void send(DevicePtr send, long count, NcclDataType type, int peer, Stream stream) {
-        submit(new Call(Call.Kind.SEND, req(send, "send"), null, count(count, "send", "count"), req(type, "type"), null,
+        submit(() -> new Call(Call.Kind.SEND, req(send, "send"), null, count(count, "send", "count"), req(type, "type"), null,
                 rankArg(peer, "send", "peer"), req(stream, "stream")));
     }
 
     @Override
     public final void recv(DevicePtr recv, long count, NcclDataType type, int peer, Stream stream) {
-        submit(new Call(Call.Kind.RECV, null, req(recv, "recv"), count(count, "recv", "count"), req(type, "type"), null,
+        submit(() -> new Call(Call.Kind.RECV, null, req(recv, "recv"), count(count, "recv", "count"), req(type, "type"), null,
                 rankArg(peer, "recv", "peer"), req(stream, "stream")));
     }
 

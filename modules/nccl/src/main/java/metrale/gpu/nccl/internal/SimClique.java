@@ -50,6 +50,8 @@ final class SimClique {
     private int joinedCount;
     private boolean aborted;
     private String abortedBy;
+    /** The ranks missing when the join timed out, or {@code null}: every rank that joined then fails alike. */
+    private List<Integer> neverJoined;
 
     SimClique(int size, Duration timeout, String label) {
         this.size = size;
@@ -100,10 +102,16 @@ final class SimClique {
                     }
                     aborted = true;
                     abortedBy = "rank(s) " + missing + " never joined";
+                    neverJoined = missing;
                     changed.signalAll();
-                    throw timedOut("ncclCommInitRank", "rank " + rank + " of " + size + ": rank(s) " + missing + " did not join");
+                    break;
                 }
                 left = changed.awaitNanos(left);
+            }
+            if (neverJoined != null) {
+                // Every rank waiting when the join timed out gets the one documented outcome.
+                throw timedOut("ncclCommInitRank", "rank " + rank + " of " + size + ": rank(s) " + neverJoined
+                        + " did not join");
             }
             if (aborted) {
                 throw usage("ncclCommInitRank", "rank " + rank + ": the communicator " + label + " was aborted: " + abortedBy);

@@ -21,7 +21,8 @@ import java.util.TreeMap;
  * pointer or another runtime's pointer is never valid here.
  *
  * <p>Capacity is charged in exact bytes for device and managed memory; page-locked memory is host
- * memory and is not charged. Not thread-safe: the device lock guards it.
+ * memory and is not charged. Not thread-safe: the device lock guards it, except that {@link #find(long)}
+ * may be called from a peer's kernel without it.
  */
 final class DeviceMemory {
 
@@ -37,7 +38,9 @@ final class DeviceMemory {
      */
     static final long POOLED_MAX = 1 << 20;
 
-    private final TreeMap<Long, Alloc> live = new TreeMap<>();
+    // Concurrent so that a kernel of a peer context (peer access enabled) may look addresses up
+    // without this device's lock; every change still happens under it.
+    private final java.util.concurrent.ConcurrentSkipListMap<Long, Alloc> live = new java.util.concurrent.ConcurrentSkipListMap<>();
     private final TreeMap<Long, Alloc> freed = new TreeMap<>();
     // Idle pooled blocks by size class. The pool holds at most the peak of live pooled bytes.
     private final Arena pool = Arena.ofShared();

@@ -157,8 +157,15 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
         }
         Alloc a = memory.find(p);
         if (a == null) {
-            return new Span(MemorySegment.NULL, ViewOrigin.bad(source, p, CudaError.ILLEGAL_ADDRESS,
-                    "points into no live allocation: " + memory.explain(p, elem)), source, null, 0);
+            Alloc peer = engine.peerFind(p);
+            if (peer != null) {
+                // A peer's memory, with peer access enabled; the initcheck tracks this device's memory only.
+                return new Span(peer.segment.asSlice(p - peer.base), new ViewOrigin(source, p, peer), source, null, 0);
+            }
+            String other = engine.notReachable(p);
+            return new Span(MemorySegment.NULL, ViewOrigin.bad(source, p, CudaError.ILLEGAL_ADDRESS, other != null
+                    ? "points into memory this context may not address: " + other
+                    : "points into no live allocation: " + memory.explain(p, elem)), source, null, 0);
         }
         return new Span(a.segment.asSlice(p - a.base), new ViewOrigin(source, p, a), source, a, p - a.base);
     }

@@ -17,8 +17,9 @@ import metrale.gpu.sim.SimKernels;
  * Classifies a module image as {@code cuModuleLoadData} would: PTX text (its {@code .entry} names
  * are kept, so a twin must match a real kernel), an ELF cubin, a fatbin, or a
  * {@link SimKernels#image} marker; anything else is {@code INVALID_IMAGE}, including text without a
- * {@code .version} header (as an H200 answers). PTX whose body is not PTX (an unknown instruction,
- * unbalanced braces) is {@code INVALID_PTX}, as the JIT would refuse it.
+ * {@code .version} header (as an H200 answers). PTX whose body is not PTX (an unknown instruction
+ * or instruction suffix, an undeclared register, unbalanced braces, a file cut off inside an
+ * {@code .entry}) is {@code INVALID_PTX} naming the line, as the JIT would refuse it ({@link PtxCheck}).
  *
  * @param kind    a label for messages
  * @param entries the PTX entry names, or {@code null} when the image does not list them

@@ -15,8 +15,10 @@ import java.util.regex.Pattern;
  * a function body must be a directive ({@code .reg ...}) or start with a PTX instruction (after any
  * labels and a {@code @p} guard), and every register an instruction names must be declared by a
  * {@code .reg} earlier in the same function ({@code %r<6>} declares {@code %r0} to {@code %r5}) or
- * be a special register. It does not type-check operands, and a register declared in a nested
- * block counts for the rest of its function.
+ * be a special register. Each suffix of an instruction must be a PTX modifier or type
+ * ({@link PtxSuffixes}), and the text must not end inside a function's header (a file cut off in an
+ * {@code .entry}'s parameter list). It does not type-check operands, and a register declared in a
+ * nested block counts for the rest of its function.
  */
 final class PtxCheck {
 
@@ -43,6 +45,8 @@ final class PtxCheck {
             "%aggr_smem_size", "%is_explicit_cluster", "%clusterid", "%nclusterid", "%cluster_ctaid",
             "%cluster_nctaid", "%cluster_ctarank", "%cluster_nctarank", "%current_graph_exec");
     private static final String[] SPECIAL_NUMBERED = {"%pm", "%envreg", "%reserved_smem_offset_"};
+    /** A function header: {@code .entry name} or {@code .func name} (after any return parameters). */
+    private static final Pattern FUNCTION = Pattern.compile("(\\.entry|\\.func)\\b[^(]*?(?:\\([^)]*\\)\\s*)?([A-Za-z_$%][\\w$%]*)");
     private static final Pattern REG_USE = Pattern.compile("%[A-Za-z_$][\\w$]*");
     private static final Pattern REG_DECL = Pattern.compile("(%[A-Za-z_$][\\w$]*)\\s*(?:<\\s*(\\d+)\\s*>)?");
 
@@ -175,7 +179,10 @@ final class PtxCheck {
             }
             stmt.append(c);
         }
-        return depth != 0 ? "unbalanced braces: " + depth + " '{' left open at the end" : null;
+        if (depth != 0) {
+            return "unbalanced braces: " + depth + " '{' left open at the end";
+        }
+        return stmt.toString().isBlank() ? null : cutOff(stmt.toString(), stmtLine);
     }
 
     /** {@return whether a statement so far is an instruction: not empty and not a directive} */
@@ -188,7 +195,10 @@ final class PtxCheck {
         String t = s.strip();
         while (true) {
             int colon = t.indexOf(':');
-            if (colon <= 0 || !t.substring(0, colon).matches("[A-Za-z_$%][\\w$%.]*")) {
+            // "a::b" is a qualifier (.shared::cta, .L1::no_allocate), never a label's colon.
+            boolean qualifier = colon + 1 < t.length() && t.charAt(colon + 1) == ':';
+            // nvcc writes "prototype_0 : .callprototype ..." with spaces around the colon.
+            if (colon <= 0 || qualifier || !t.substring(0, colon).strip().matches("[A-Za-z_$%][\\w$%.]*")) {
                 return t;
             }
             t = t.substring(colon + 1).strip();
@@ -208,7 +218,42 @@ final class PtxCheck {
         String word = sp < 0 ? t : t.substring(0, sp);
         int dot = word.indexOf('.');
         String base = dot < 0 ? word : word.substring(0, dot);
-        return OPCODES.contains(base) ? null : "'" + base + "' is not a PTX instruction (in '" + t + ";')";
+        if (!OPCODES.contains(base)) {
+            return "'" + base + "' is not a PTX instruction (in '" + t + ";')";
+        }
+        String suffix = PtxSuffixes.unknown(word);
+        return suffix == null ? null : "'." + suffix + "' is not a PTX instruction modifier or type of '" + base
+                + "' (in '" + t + ";')";
+    }
+
+    /**
+     * {@return why the text after the last statement is a function cut off, or {@code null}} A
+     * file may end in directives without a {@code ;} ({@code .version}, {@code .target}), but not
+     * inside an {@code .entry} or {@code .func} header, which a body or a {@code ;} must close.
+     */
+    private static String cutOff(String rest, int firstLine) {
+        Matcher m = FUNCTION.matcher(rest);
+        if (!m.find()) {
+            return null;
+        }
+        // firstLine is the line of the first character that is not white space.
+        int line = firstLine;
+        int from = 0;
+        while (Character.isWhitespace(rest.charAt(from))) {
+            from++;
+        }
+        for (int i = from; i < m.start(); i++) {
+            if (rest.charAt(i) == '\n') {
+                line++;
+            }
+        }
+        int open = 0;
+        for (int i = m.end(); i < rest.length(); i++) {
+            char c = rest.charAt(i);
+            open += c == '(' ? 1 : c == ')' ? -1 : 0;
+        }
+        return "line " + line + ": the " + m.group(1) + " '" + m.group(2) + "' is cut off: the text ends "
+                + (open > 0 ? "inside its parameter list" : "before its body") + " ('{' ... '}' or ';' never comes)";
     }
 
     private static int firstSpace(String t) {

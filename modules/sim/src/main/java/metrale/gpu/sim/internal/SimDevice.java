@@ -22,6 +22,7 @@ import metrale.gpu.Dim3;
 import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.Setting;
 import metrale.gpu.sim.SimBlockOrder;
 import metrale.gpu.sim.SimControls;
 import metrale.gpu.sim.SimInitCheck;
@@ -76,7 +77,8 @@ import metrale.gpu.spi.MemInfo;
  * (what {@code Gpu.builder().device(i)} sets) picks the one this driver opens, default 0. Peer
  * copies and cross-device event waits work between devices of one simulated process; the
  * simulator runs a stream-ordered peer copy after the stream's earlier work, before the call
- * returns, and a cross-device wait waits for the event's work before returning.</li>
+ * returns, and a cross-device wait waits for the event's work before returning. After
+ * {@code enablePeerAccess(peer)} this context's kernels address the peer's live memory too.</li>
  * <li>{@code sim.twins} (an object): a {@link SimTwins} table looked in before {@link SimKernels}.</li>
  * </ul>
  *
@@ -184,29 +186,19 @@ public final class SimDevice implements Driver {
         Objects.requireNonNull(config, "config");
         long capacity = config.getLong(OPT_CAPACITY, DEFAULT_CAPACITY);
         if (capacity <= 0) {
-            throw new IllegalArgumentException("option " + OPT_CAPACITY + "=" + capacity + " must be positive");
+            throw new IllegalArgumentException(DriverConfig.describe(OPT_CAPACITY) + " = " + capacity + " must be positive");
         }
         long sms = config.getLong(OPT_SMS, DEFAULT_SMS);
         if (sms < 1 || sms > 100_000) {
-            throw new IllegalArgumentException("option " + OPT_SMS + "=" + sms + " must be in [1, 100000]");
+            throw new IllegalArgumentException(DriverConfig.describe(OPT_SMS) + " = " + sms + " must be in [1, 100000]");
         }
         long fill = config.getLong(OPT_FILL, DEFAULT_FILL);
         if (fill < 0 || fill > 255) {
-            throw new IllegalArgumentException("option " + OPT_FILL + "=" + fill + " must be a byte value in [0, 255]");
+            throw new IllegalArgumentException(DriverConfig.describe(OPT_FILL) + " = " + fill
+                    + " must be a byte value in [0, 255]");
         }
-        String proc = config.get(SimOptions.PROCESS, SimOptions.PROCESS_SHARED).trim();
-        this.process = in != null ? in : switch (proc) {
-            case SimOptions.PROCESS_SHARED -> SimProcess.shared();
-            case SimOptions.PROCESS_FRESH -> SimProcess.fresh();
-            default -> {
-                if (!proc.startsWith(SimOptions.PROCESS_NAMED)) {
-                    throw new IllegalArgumentException("option " + SimOptions.PROCESS + "=" + proc + " must be "
-                            + SimOptions.PROCESS_SHARED + ", " + SimOptions.PROCESS_FRESH + " or "
-                            + SimOptions.PROCESS_NAMED + "NAME");
-                }
-                yield SimProcess.named(proc.substring(SimOptions.PROCESS_NAMED.length()));
-            }
-        };
+        String proc = config.get(SimOptions.PROCESS, SimOptions.PROCESS_SHARED);
+        this.process = in != null ? in : process(proc);
         this.twins = config.object(SimOptions.TWINS, SimTwins.class).orElse(null);
         SimProcess.Fault f = process.fault();
         if (f != null) {
@@ -225,24 +217,37 @@ public final class SimDevice implements Driver {
         this.smCount = (int) sms;
         this.memory = new DeviceMemory(capacity, (byte) fill);
         this.asyncPool = new SimAsyncPool(memory);
-        String initCheck = config.get(SimInitCheck.OPT_INITCHECK, "false").trim();
-        if (!initCheck.equals("true") && !initCheck.equals("false")) {
-            throw new IllegalArgumentException("option " + SimInitCheck.OPT_INITCHECK + "=" + initCheck + " must be true or false");
-        }
-        if (initCheck.equals("true")) {
+        if (config.getBoolean(SimInitCheck.OPT_INITCHECK, false)) {
             memory.init = new InitCheck();
         }
         this.engine = new Engine(memory, config.getLong(OPT_SEED, 0));
+        engine.ordinal = ordinal;
+        engine.processMemories = process.memories;
         this.legacy = new SimStream(1, SimStream.Kind.LEGACY, false, "the legacy default stream");
         this.scheduler = new Scheduler(engine, legacy);
-        String blocks = config.get(SimOptions.BLOCKS, "ordered").trim();
-        this.engine.blockOrder = switch (blocks.toLowerCase(Locale.ROOT)) {
-            case "ordered" -> SimBlockOrder.ORDERED;
+        this.engine.blockOrder = switch (config.getChoice(SimOptions.BLOCKS, "ordered",
+                List.of("ordered", "shuffled", "parallel"))) {
             case "shuffled" -> SimBlockOrder.SHUFFLED;
             case "parallel" -> SimBlockOrder.PARALLEL;
-            default -> throw new IllegalArgumentException("option " + SimOptions.BLOCKS + "=" + blocks
-                    + " must be ordered, shuffled or parallel");
+            default -> SimBlockOrder.ORDERED;
         };
+        // Last, once nothing can fail: close() takes it out again.
+        process.memories.put(memory, ordinal);
+    }
+
+    /** {@return the simulated process option {@code sim.process} names: any case, but a {@code named:} NAME as given} */
+    private static SimProcess process(String proc) {
+        if (proc.regionMatches(true, 0, SimOptions.PROCESS_NAMED, 0, SimOptions.PROCESS_NAMED.length())) {
+            return SimProcess.named(proc.substring(SimOptions.PROCESS_NAMED.length()));
+        }
+        String w;
+        try {
+            w = Setting.parseChoice(DriverConfig.describe(SimOptions.PROCESS), proc,
+                    List.of(SimOptions.PROCESS_SHARED, SimOptions.PROCESS_FRESH));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage() + ", nor " + SimOptions.PROCESS_NAMED + "NAME");
+        }
+        return w.equals(SimOptions.PROCESS_FRESH) ? SimProcess.fresh() : SimProcess.shared();
     }
 
     // ---- simulator controls and fault injection -----------------------------------------------
@@ -342,6 +347,16 @@ public final class SimDevice implements Driver {
         @Override
         public List<String> liveAtClose() {
             return SimDevice.this.liveAtClose();
+        }
+
+        @Override
+        public long allocForeign(long bytes) {
+            return memAlloc(bytes);
+        }
+
+        @Override
+        public void freeForeign(long ptr) {
+            memFree(ptr);
         }
 
         @Override
@@ -2029,7 +2044,7 @@ public final class SimDevice implements Driver {
     public static int deviceCount(DriverConfig config) {
         long n = config.getLong(SimOptions.DEVICES, SimOptions.DEFAULT_DEVICES);
         if (n < 1 || n > SimOptions.MAX_DEVICES) {
-            throw new IllegalArgumentException("option " + SimOptions.DEVICES + "=" + n + " must be in [1, "
+            throw new IllegalArgumentException(DriverConfig.describe(SimOptions.DEVICES) + " = " + n + " must be in [1, "
                     + SimOptions.MAX_DEVICES + "]");
         }
         return (int) n;
@@ -2097,6 +2112,7 @@ public final class SimDevice implements Driver {
             if (!peersEnabled.add(p)) {
                 throw err(CudaError.PEER_ACCESS_ALREADY_ENABLED, op, "device " + ordinal + " -> device " + p.ordinal);
             }
+            engine.peers.add(p.memory);
         } finally {
             lock.unlock();
         }
@@ -2224,6 +2240,7 @@ public final class SimDevice implements Driver {
                 return;
             }
             closed = true;
+            process.memories.remove(memory);
             liveAtClose = describeLive();
             scheduler.discardAll();
             memory.freeAll();

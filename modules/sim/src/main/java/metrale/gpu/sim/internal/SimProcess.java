@@ -22,6 +22,8 @@ final class SimProcess {
 
     private final String label;
     private final AtomicReference<Fault> sticky = new AtomicReference<>();
+    /** The memory of each open device context of the process, with its device ordinal, to explain a fault. */
+    final java.util.Map<DeviceMemory, Integer> memories = new java.util.concurrent.ConcurrentHashMap<>();
 
     private SimProcess(String label) {
         this.label = label;

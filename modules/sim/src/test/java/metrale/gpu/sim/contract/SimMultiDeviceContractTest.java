@@ -28,6 +28,23 @@ class SimMultiDeviceContractTest {
         protected int deviceCount() {
             return n();
         }
+
+        @Override
+        protected void prepareKernels(Gpu gpu) {
+            ContractKernels.register();
+            metrale.gpu.contract.GpuContract.loadContractModule(gpu);
+        }
+
+        @Override
+        protected boolean faultsStayInTheTest() {
+            return true;
+        }
+
+        @Override
+        protected void assertSimulatorSaysWhy(metrale.gpu.GpuException e) {
+            org.assertj.core.api.Assertions.assertThat(e.getMessage())
+                    .contains("live memory of device 0", "has not enabled peer access", "enablePeerAccess");
+        }
     }
 
     @Nested

@@ -38,7 +38,8 @@ class SimProcessTest {
     @Test
     void anUnknownProcessOptionIsRefused() {
         assertThatThrownBy(() -> new SimDevice(new DriverConfig(Map.of(SimOptions.PROCESS, "mine"))))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sim.process=mine")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sim.process").hasMessageContaining("'mine'")
+                .hasMessageContaining("METRALE_SIM_PROCESS").hasMessageContaining("named:NAME")
                 .hasMessageContaining("shared").hasMessageContaining("fresh");
     }
 

@@ -15,7 +15,61 @@ class SettingsTableTest {
 
     @AfterEach
     void clear() {
-        System.clearProperty(Setting.SIM_SMS.property());
+        for (Setting s : Setting.values()) {
+            System.clearProperty(s.property());
+        }
+    }
+
+    /** Every any-case spelling of every choice, and every boolean spelling, given as the system property. */
+    @Test
+    void theSimulatorsChoicesAndBooleansTakeTheTablesGrammar() {
+        for (String p : new String[] {"FRESH", "Fresh", "fresh", " fresh "}) {
+            System.setProperty(Setting.SIM_PROCESS.property(), p);
+            try (Gpu gpu = Gpu.builder().backend("sim").open()) {
+                assertThat(gpu.smCount()).as(p).isPositive();
+            }
+        }
+        System.clearProperty(Setting.SIM_PROCESS.property());
+        for (String b : new String[] {"ORDERED", "Shuffled", "PARALLEL", "parallel"}) {
+            System.setProperty(Setting.SIM_BLOCKS.property(), b);
+            try (Gpu gpu = sim().open()) {
+                assertThat(gpu.smCount()).as(b).isPositive();
+            }
+        }
+        System.clearProperty(Setting.SIM_BLOCKS.property());
+        for (String on : new String[] {"true", "TRUE", "True", "1", "yes", "YES", "on", "ON"}) {
+            System.setProperty(Setting.SIM_INITCHECK.property(), on);
+            try (Gpu gpu = sim().open()) {
+                assertThat(gpu.unwrap(metrale.gpu.sim.SimInitCheck.class).orElseThrow().initCheckEnabled()).as(on).isTrue();
+            }
+        }
+        for (String off : new String[] {"false", "FALSE", "0", "no", "No", "off", "OFF"}) {
+            System.setProperty(Setting.SIM_INITCHECK.property(), off);
+            try (Gpu gpu = sim().open()) {
+                assertThat(gpu.unwrap(metrale.gpu.sim.SimInitCheck.class).orElseThrow().initCheckEnabled()).as(off).isFalse();
+            }
+        }
+    }
+
+    /** A bad value from the property names the key, the property and the variable, and the value. */
+    @Test
+    void eachBadValueNamesItsPropertyAndVariable() {
+        String[][] bad = {
+            {Setting.SIM_SMS.key(), "many"}, {Setting.SIM_SMS.key(), "0"}, {Setting.SIM_BLOCKS.key(), "random"},
+            {Setting.SIM_PROCESS.key(), "private"}, {Setting.SIM_INITCHECK.key(), "maybe"},
+            {Setting.SIM_CAPACITY.key(), "-1"}, {Setting.SIM_FILL.key(), "300"}};
+        for (String[] kv : bad) {
+            Setting s = Setting.forKey(kv[0]).orElseThrow();
+            System.setProperty(s.property(), kv[1]);
+            try {
+                assertThatThrownBy(() -> Gpu.builder().backend("sim").open()).as(kv[0] + "=" + kv[1])
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(s.key())
+                        .hasMessageContaining(s.property()).hasMessageContaining(s.environment())
+                        .hasMessageContaining(kv[1]);
+            } finally {
+                System.clearProperty(s.property());
+            }
+        }
     }
 
     @Test
