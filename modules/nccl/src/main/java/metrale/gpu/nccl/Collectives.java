@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import metrale.gpu.Gpu;
+import metrale.gpu.Setting;
 import metrale.gpu.nccl.internal.GroupState;
 import metrale.gpu.nccl.internal.NcclCommunicator;
 import metrale.gpu.nccl.internal.NcclLib;
@@ -30,8 +31,9 @@ import metrale.gpu.spi.Availability;
  *
  * <p><b>Timeouts.</b> A rank waits {@link #timeout()} for the others to join ({@code initRank}) and,
  * on the simulator, to call each collective; then it fails with {@link NcclResult#IN_PROGRESS}
- * naming the missing ranks. The default is the system property
- * {@code metrale.nccl.timeoutMillis}, else 300000 (5 minutes).
+ * naming the missing ranks. The default is the setting {@link Setting#NCCL_TIMEOUT}: the system
+ * property {@code metrale.nccl.timeoutMillis}, else the variable {@code METRALE_NCCL_TIMEOUT_MILLIS},
+ * else 300000 (5 minutes).
  */
 public final class Collectives {
 
@@ -43,7 +45,7 @@ public final class Collectives {
 
     /** {@return the default time a rank waits for the others} */
     public static Duration timeout() {
-        return Duration.ofMillis(Long.getLong(TIMEOUT_PROPERTY, 300_000L));
+        return Duration.ofMillis(Setting.NCCL_TIMEOUT.whole(null));
     }
 
     /** {@return whether NCCL loads here, and if not, why; never throws} */
