@@ -8,6 +8,7 @@
 #
 #   scripts/check-release.sh [REPO_DIR]     # default: target/release-repo
 #   SKIP_DEPLOY=1 scripts/check-release.sh   # REPO_DIR already holds this version (.ci/run deploys it)
+#   DEPLOY_ARGS="-Dmaven.repo.local=/tmp/m2" scripts/check-release.sh   # extra flags for the deploy only
 #
 # Third-party artifacts (Maven's plugins, JUnit, jqwik) come from Maven Central, as they would for
 # the team. Exit 0 only if the consumer's build passed and every dev.metrale artifact it used was
@@ -22,7 +23,8 @@ version=$(sed -n 's|^  <version>\(.*\)</version>|\1|p' pom.xml | head -1)
 
 if [ "${SKIP_DEPLOY:-0}" != 1 ]; then
   rm -rf "$repo" && mkdir -p "$repo"
-  ./mvnw -B -ntp -Prelease deploy -DskipTests -DaltDeploymentRepository="release::file://$repo"
+  # shellcheck disable=SC2086
+  ./mvnw -B -ntp -Prelease deploy -DskipTests -DaltDeploymentRepository="release::file://$repo" ${DEPLOY_ARGS:-}
 fi
 
 for a in metrale-gpu-parent metrale-gpu-bom metrale-telemetry metrale-gpu metrale-gpu-sim metrale-gpu-cuda \

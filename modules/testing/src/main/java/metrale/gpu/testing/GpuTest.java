@@ -33,6 +33,20 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * sticky fault was latched that {@link ExpectFault} does not declare, or (with
  * {@link #initCheck()}) device memory was read before it was written; each problem names its call
  * site. The runtime is then closed, which frees what is left.
+ *
+ * <pre>{@code
+ * class ScaleTest {
+ *     @GpuTest(twins = MyTwins.class)          // [sim], and [cuda] where a driver loads
+ *     void scalesEveryElement(Gpu gpu) {
+ *         gpu.loadModule("my", MyKernels.ptx());
+ *         try (DeviceBuffer x = gpu.allocBuffer(4L * 1000)) {
+ *             x.copyFrom(new float[1000]);
+ *             MyKernels.scale(gpu, x, 2f);
+ *             gpu.synchronize();
+ *         }                                    // a buffer left open here fails the run, naming its site
+ *     }
+ * }
+ * }</pre>
  */
 @Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})
 @Retention(RetentionPolicy.RUNTIME)
