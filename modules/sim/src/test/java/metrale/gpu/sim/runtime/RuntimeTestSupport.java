@@ -31,13 +31,12 @@ final class RuntimeTestSupport {
      */
     static final class LogCapture implements AutoCloseable {
         private final int mark = TestLog.mark();
-        private boolean open = true;
+        /** The records kept when the capture was closed; null while it is open. */
+        private List<TestLog.Entry> closed;
 
-        private List<TestLog.Entry> records() {
-            if (!open) {
-                throw new IllegalStateException("the capture is closed");
-            }
-            return TestLog.since(mark).stream()
+        private synchronized List<TestLog.Entry> records() {
+            List<TestLog.Entry> all = closed != null ? closed : TestLog.since(mark);
+            return all.stream()
                     .filter(e -> e.logger().equals("metrale.gpu") || e.logger().startsWith("metrale.gpu."))
                     .toList();
         }
@@ -61,9 +60,12 @@ final class RuntimeTestSupport {
                     .map(TestLog.Entry::message).toList();
         }
 
+        /** Stops capturing: later calls see what was logged until now. */
         @Override
-        public void close() {
-            open = false;
+        public synchronized void close() {
+            if (closed == null) {
+                closed = TestLog.since(mark);
+            }
         }
     }
 }
