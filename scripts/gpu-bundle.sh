@@ -9,6 +9,7 @@
 # Then on the GPU host: bash OUTPUT_DIR/run-tests.sh   (exit status 0 only if every test passed)
 #                  and: OUT=DIR bash OUTPUT_DIR/run-bench.sh [JMH ARGS]   (the JMH benchmarks, JSON in DIR)
 #                  and: bash OUTPUT_DIR/run-demo.sh [DEMO ARGS]   (the heat-diffusion demo, on CUDA when a driver loads)
+#                  and: OUT=DIR bash OUTPUT_DIR/run-sanitizer.sh   (the CUDA suite and the demo under compute-sanitizer; summary in DIR)
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -66,5 +67,8 @@ for j in examples/target/metrale-examples-*.jar; do
 done
 cp "$root/scripts/run-demo.sh" "$out/run-demo.sh"
 chmod +x "$out/run-demo.sh"
+# compute-sanitizer over the CUDA suite and the demo (run-sanitizer.sh; the toolkit must be on the GPU host).
+cp "$root/scripts/run-sanitizer.sh" "$out/run-sanitizer.sh"
+chmod +x "$out/run-sanitizer.sh"
 
 echo "bundle: $out ($(du -sh "$out" | cut -f1))"

@@ -128,6 +128,29 @@ class ReleaseMetadataTest {
     }
 
     @Test
+    void whatIsNotDeployedIsNotInstalledEither() throws Exception {
+        Path root = Docs.root();
+        NodeList modules = childElement(pom(root.resolve("pom.xml")).getDocumentElement(), "modules").getElementsByTagName("module");
+        List<String> installedOnly = new ArrayList<>();
+        List<String> skipped = new ArrayList<>();
+        for (int i = 0; i < modules.getLength(); i++) {
+            String dir = modules.item(i).getTextContent().trim();
+            Element props = childElement(pom(root.resolve(dir).resolve("pom.xml")).getDocumentElement(), "properties");
+            boolean noDeploy = props != null && "true".equals(child(props, "maven.deploy.skip"));
+            boolean noInstall = props != null && "true".equals(child(props, "maven.install.skip"));
+            if (noDeploy) {
+                skipped.add(dir);
+            }
+            if (noDeploy && !noInstall) {
+                installedOnly.add(dir);
+            }
+        }
+        // ./mvnw install must put in the local repository what a release publishes, and nothing else.
+        assertThat(skipped).contains("examples", "examples/consumer", "benchmarks", "docs");
+        assertThat(installedOnly).as("modules that skip deploy but not install").isEmpty();
+    }
+
+    @Test
     void everyReactorPomIsAtTheProjectVersion() throws Exception {
         String v = version();
         Path root = Docs.root();

@@ -175,11 +175,30 @@ public final class HeatDemo {
                 }
                 case "--backend" -> backend = value(args, ++k, a);
                 case "--plant-overflow" -> plant = true;
-                case "--jfr" -> jfr = Path.of(value(args, ++k, a));
+                case "--jfr" -> jfr = jfrPath(value(args, ++k, a));
                 default -> throw new IllegalArgumentException("unknown option '" + a + "'");
             }
         }
         return Optional.of(new Options(size, steps, graphSteps, backend, plant, jfr));
+    }
+
+    /**
+     * The recording's file, checked before the run: a folder that does not exist or cannot be
+     * written would otherwise surface only after every step, as a FAIL.
+     */
+    private static Path jfrPath(String value) {
+        Path file = Path.of(value).toAbsolutePath();
+        Path dir = file.getParent();
+        if (Files.isDirectory(file)) {
+            throw new IllegalArgumentException("--jfr " + value + ": is a folder; name a file, e.g. " + file.resolve("heat.jfr"));
+        }
+        if (dir == null || !Files.isDirectory(dir)) {
+            throw new IllegalArgumentException("--jfr " + value + ": the folder " + dir + " does not exist");
+        }
+        if (!Files.isWritable(dir)) {
+            throw new IllegalArgumentException("--jfr " + value + ": the folder " + dir + " is not writable");
+        }
+        return file;
     }
 
     private static String value(String[] args, int k, String option) {
@@ -404,11 +423,14 @@ public final class HeatDemo {
                 boolean redZonesAsExpected = o.plantOverflow()
                         ? violations.size() == 1 && victim != null && violations.getFirst().allocation().ptr().equals(victim.ptr())
                         : corrupted == 0;
-                if (!redZonesAsExpected) {
-                    out.println("  UNEXPECTED: " + (o.plantOverflow() ? "the planted overflow was not found exactly"
-                            : "a red zone was overwritten"));
+                if (o.plantOverflow()) {
+                    out.println(redZonesAsExpected ? "  overflow found, as planted"
+                            : "  planted overflow NOT found (exactly one violation, in the planted buffer, was expected)");
+                    ok &= redZonesAsExpected;
+                } else if (!redZonesAsExpected) {
+                    out.println("  UNEXPECTED: a red zone was overwritten");
                     ok = false;
-                } else if (!o.plantOverflow()) {
+                } else {
                     out.println("  (run with --plant-overflow to see one found)");
                 }
                 if (victim != null) {

@@ -50,6 +50,8 @@ class HeatDemoTest {
         assertThat(text)
                 .contains("1 buffer(s) with a corrupted red zone")
                 .containsPattern("red zone of 0x[0-9a-f]+ \\(256 B, #\\d+, allocated at HeatDemo\\.java:\\d+\\) overwritten: 16 byte\\(s\\)")
+                .contains("  overflow found, as planted" + System.lineSeparator())
+                .doesNotContain("NOT found")
                 .endsWith("PASS" + System.lineSeparator());
     }
 
@@ -68,6 +70,17 @@ class HeatDemoTest {
         assertThatThrownBy(() -> HeatDemo.parse(new String[] {"--steps"})).hasMessageContaining("--steps needs a value");
         assertThatThrownBy(() -> HeatDemo.parse(new String[] {"--bogus"})).hasMessageContaining("'--bogus'");
         assertThatThrownBy(() -> HeatDemo.parse(new String[] {"--size", "x"})).hasMessageContaining("not a whole number");
+    }
+
+    @Test
+    void aJfrFileInAFolderThatDoesNotExistIsRefusedBeforeTheRun(@TempDir Path dir) {
+        Path missing = dir.resolve("no/such/folder/heat.jfr");
+        assertThatThrownBy(() -> HeatDemo.parse(new String[] {"--jfr", missing.toString()}))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--jfr " + missing).hasMessageContaining(missing.getParent() + " does not exist");
+        assertThatThrownBy(() -> HeatDemo.parse(new String[] {"--jfr", dir.toString()})).hasMessageContaining("is a folder");
+        assertThat(HeatDemo.parse(new String[] {"--jfr", dir.resolve("heat.jfr").toString()}).orElseThrow().jfr())
+                .isEqualTo(dir.resolve("heat.jfr").toAbsolutePath());
     }
 
     @Test

@@ -328,6 +328,20 @@ public interface Gpu extends AutoCloseable {
     List<Allocation> liveAllocations();
 
     /**
+     * Marks the allocations live now as reported by the caller, such as a test kit that names each
+     * leak in its failure. {@link #close()} still frees them, but logs them at DEBUG instead of
+     * repeating each one at WARNING. Allocations made later are logged as before.
+     *
+     * <pre>{@code
+     * List<Allocation> leaks = gpu.liveAllocations();
+     * leaks.forEach(a -> report.add("leak: " + a));
+     * gpu.markLeaksReported();
+     * gpu.close();   // frees them without a second WARNING per leak
+     * }</pre>
+     */
+    void markLeaksReported();
+
+    /**
      * {@return live bytes grouped by call site, largest first}: one line per site with its bytes
      * and count, the top {@code topN} sites whose total is at least {@code minMb} MiB; then, when
      * there are any, the adopted foreign ranges ({@link #adoptDeviceMemory}) with their labels and sites.

@@ -123,7 +123,27 @@ public enum Setting {
     /** The NVRTC library. */
     NVRTC_LIBRARY("nvrtc.library", null, "metrale.nvrtc.library", "METRALE_NVRTC_LIBRARY", null, Grammar.PATH,
             "the first of `libnvrtc.so`, `libnvrtc.so.13`, `libnvrtc.so.12` that loads",
-            "CUDA: NVRTC, for `Gpu.compileCuda`. Without it only run-time compilation is unavailable.");
+            "CUDA: NVRTC, for `Gpu.compileCuda`. Without it only run-time compilation is unavailable."),
+    /** The number of simulated devices. */
+    SIM_DEVICES("sim.devices", "backendOption(\"sim.devices\", ...)", "metrale.sim.devices", "METRALE_SIM_DEVICES", "1",
+            Grammar.WHOLE_NUMBER, "`1`",
+            "Simulator: how many devices the simulated process has, 1 to 64; a runtime opens one of them with "
+            + "`device(int)`. Each is a context with memory of its own; peer copies work between any two."),
+    /** The device ordinal a runtime opens, on any backend. */
+    DEVICE("device", "device(int)", "metrale.device", "METRALE_DEVICE", null, Grammar.WHOLE_NUMBER,
+            "`0`, or CUDA's `cuda.device`",
+            "Which device a runtime opens, by ordinal (`Gpu.devices()` lists them), on the simulator or CUDA. "
+            + "Also `backendOption(\"device\", ...)`."),
+    /** The NCCL library. */
+    NCCL_LIBRARY("nccl.library", null, "metrale.nccl.library", "METRALE_NCCL_LIBRARY", null, Grammar.PATH,
+            "the first of `libnccl.so.2`, `libnccl.so` that loads",
+            "NCCL (`metrale.gpu.nccl`): the library its communicators use on CUDA (read once, when it loads). The "
+            + "simulator's communicator needs none."),
+    /** Whether the test kit fails a run whose backend is unavailable. */
+    GPU_REQUIRED("gpu.required", null, "metrale.gpu.required", "METRALE_GPU_REQUIRED", "false", Grammar.BOOLEAN,
+            "`false`",
+            "Test kit (`metrale.gpu.testing`): a `@GpuTest` run on a backend that is unavailable here (CUDA "
+            + "without a driver) fails with the reason instead of being skipped. Use it on GPU hosts.");
 
     /** How a setting's text is read. */
     public enum Grammar {

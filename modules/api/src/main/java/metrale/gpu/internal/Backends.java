@@ -5,9 +5,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.ServiceLoader;
-import metrale.gpu.CudaError;
+import metrale.gpu.BackendUnavailableException;
 import metrale.gpu.Gpu;
-import metrale.gpu.GpuException;
 import metrale.gpu.spi.Availability;
 import metrale.gpu.spi.BackendProvider;
 
@@ -61,7 +60,7 @@ public final class Backends {
      * @param name a backend name, or {@code null}
      * @return the provider
      * @throws IllegalArgumentException if no backend on the path has that name, listing the names there are
-     * @throws GpuException {@code NO_DEVICE} naming what was found and why each was unavailable
+     * @throws BackendUnavailableException naming what was found and why each was unavailable
      */
     public static BackendProvider choose(String name) {
         return choose(name, providers(), LOG);
@@ -108,6 +107,6 @@ public final class Backends {
         } else {
             msg = "no available backend" + (name == null ? "" : " named '" + name + "'") + ": " + why;
         }
-        throw new GpuException(CudaError.NO_DEVICE, "Gpu.open", msg);
+        throw new BackendUnavailableException("Gpu.open", msg);
     }
 }

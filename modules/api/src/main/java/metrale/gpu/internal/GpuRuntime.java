@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -113,6 +115,8 @@ public final class GpuRuntime implements Gpu {
 
     private final Gate gate = new Gate();
     private final Ledger ledger = new Ledger();
+    /** Indices of the ledger entries a caller has reported as leaks itself (markLeaksReported). */
+    private final Set<Long> reportedLeaks = ConcurrentHashMap.newKeySet();
     private final RedZones redZones;
     private final Quarantine quarantine;
     private final ArenaTable arenas = new ArenaTable();
@@ -309,7 +313,11 @@ public final class GpuRuntime implements Gpu {
         } else {
             where = (-off) + " byte(s) before its start";
         }
-        return "nearest allocation to 0x" + Long.toHexString(bestAddr) + ": " + best.describe() + ", " + where;
+        // With a red zone the driver's allocation (what a backend's own message sizes) is the
+        // buffer plus its pad: say so, so the two sizes in one message are seen to be one buffer.
+        String pad = best.pad() == 0 ? "" : " (with its " + best.pad() + "-byte red zone, the driver allocation of +"
+                + (best.allocation().bytes() + best.pad()) + " bytes)";
+        return "nearest allocation to 0x" + Long.toHexString(bestAddr) + ": " + best.describe() + pad + ", " + where;
     }
 
     private RuntimeException launchFailed(GpuException e, long func, String suffix) {
@@ -658,6 +666,18 @@ public final class GpuRuntime implements Gpu {
         int gt = gate.enter("liveAllocations");
         try {
             return ledger.snapshot().stream().map(Ledger.Entry::allocation).toList();
+        } finally {
+            gate.leave(gt);
+        }
+    }
+
+    @Override
+    public void markLeaksReported() {
+        int gt = gate.enter("markLeaksReported");
+        try {
+            for (Ledger.Entry e : ledger.snapshot()) {
+                reportedLeaks.add(e.allocation().index());
+            }
         } finally {
             gate.leave(gt);
         }
@@ -2537,13 +2557,21 @@ public final class GpuRuntime implements Gpu {
         List<Ledger.Entry> leaks = ledger.drain("close");
         if (!leaks.isEmpty()) {
             long bytes = 0;
+            int unreported = 0;
             for (Ledger.Entry e : leaks) {
-                bytes += e.allocation().bytes();
+                if (!reportedLeaks.contains(e.allocation().index())) {
+                    bytes += e.allocation().bytes();
+                    unreported++;
+                }
             }
-            LOG.log(System.Logger.Level.WARNING, "metrale-gpu: close: " + leaks.size() + " allocation(s) of "
-                    + bytes + " bytes were never freed; freeing them");
+            if (unreported > 0) {
+                LOG.log(System.Logger.Level.WARNING, "metrale-gpu: close: " + unreported + " allocation(s) of "
+                        + bytes + " bytes were never freed; freeing them");
+            }
             for (Ledger.Entry e : leaks) {
-                LOG.log(System.Logger.Level.WARNING, "metrale-gpu: leak: " + e.describe());
+                boolean reported = reportedLeaks.contains(e.allocation().index());
+                LOG.log(reported ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
+                        "metrale-gpu: leak: " + e.describe() + (reported ? " (reported before close)" : ""));
                 if (pool.owns(e.base())) {
                     continue;
                 }

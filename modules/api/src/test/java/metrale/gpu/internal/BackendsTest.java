@@ -3,10 +3,13 @@ package metrale.gpu.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.ResourceBundle;
+import metrale.gpu.BackendUnavailableException;
+import metrale.gpu.CudaError;
 import metrale.gpu.GpuException;
 import metrale.gpu.spi.Availability;
 import metrale.gpu.spi.BackendProvider;
@@ -104,6 +107,19 @@ class BackendsTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'cdua'").hasMessageContaining("[cuda, sim]");
         assertThat(Backends.choose("CUDA", all, log).name()).as("names are case-insensitive").isEqualTo("cuda");
+    }
+
+    @Test
+    void anUnavailableBackendLeadsWithTheReason() {
+        List<BackendProvider> all = List.of(provider("cuda", 100, Availability.presentButUnusable(NO_FLAG)),
+                provider("sim", 0, Availability.yes()));
+        BackendUnavailableException e = catchThrowableOfType(BackendUnavailableException.class,
+                () -> Backends.choose("cuda", all, log));
+        assertThat(e).isNotNull();
+        assertThat(e.error()).isEqualTo(CudaError.NO_DEVICE);
+        assertThat(e.getMessage()).startsWith("Gpu.open: no available backend named 'cuda': cuda: " + NO_FLAG)
+                .endsWith("(CUDA_ERROR_NO_DEVICE (100))");
+        assertThat(e.reason()).startsWith("no available backend named 'cuda': cuda: " + NO_FLAG);
     }
 
     @Test

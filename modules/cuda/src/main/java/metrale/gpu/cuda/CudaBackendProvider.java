@@ -54,7 +54,7 @@ public final class CudaBackendProvider implements BackendProvider {
     @Override
     public java.util.List<metrale.gpu.GpuDevice> devices(DriverConfig config) {
         if (!availability().available()) {
-            throw new metrale.gpu.GpuException(metrale.gpu.CudaError.NO_DEVICE, "cuInit", availability().reason());
+            throw new metrale.gpu.BackendUnavailableException("cuInit", availability().reason());
         }
         return CudaBackend.devices();
     }

@@ -31,7 +31,7 @@ import metrale.gpu.spi.Availability;
  *
  * <p><b>Timeouts.</b> A rank waits {@link #timeout()} for the others to join ({@code initRank}) and,
  * on the simulator, to call each collective; then it fails with {@link NcclResult#IN_PROGRESS}
- * naming the missing ranks. The default is the setting {@code nccl.timeoutMillis}: the system
+ * naming the missing ranks. The default is the setting {@link Setting#NCCL_TIMEOUT_MILLIS}: the system
  * property {@code metrale.nccl.timeoutMillis}, else the environment variable
  * {@code METRALE_NCCL_TIMEOUT_MILLIS}, else 300000 (5 minutes).
  */

@@ -1,7 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.testing;
 
-/** A backend a {@link GpuTest} runs on. */
+/**
+ * A backend a {@link GpuTest} runs on.
+ *
+ * <pre>{@code
+ * @GpuTest(backends = Backend.SIM)              // a simulator-only test: no [cuda] run
+ * void usesTheSimulatorsClock(Gpu gpu, SimControls sim) { ... }
+ *
+ * @GpuTest
+ * void reportsItsBackend(Gpu gpu, Backend backend) {
+ *     assertEquals(backend.id(), gpu.backendName());
+ * }
+ * }</pre>
+ */
 public enum Backend {
     /** The CPU simulator, {@code metrale.gpu.sim}: always available. */
     SIM("sim"),

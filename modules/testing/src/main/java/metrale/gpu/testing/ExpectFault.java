@@ -13,6 +13,19 @@ import metrale.gpu.CudaError;
  * fault was latched, or one not listed; without this annotation any latched fault fails the run.
  * A run whose runtime latched a fault skips the leak and red-zone checks: after a sticky fault
  * CUDA leaves nothing to free but the context.
+ *
+ * <pre>{@code
+ * @GpuTest(backends = Backend.SIM, twins = MyTwins.class)
+ * @FaultPlan(faultKernel = "my::scale")        // its next run raises ILLEGAL_ADDRESS
+ * @ExpectFault(CudaError.ILLEGAL_ADDRESS)
+ * void aFaultingKernelSurfacesAtTheNextSync(Gpu gpu) {
+ *     gpu.loadModule("my", MyKernels.ptx());
+ *     DeviceBuffer x = gpu.allocBuffer(400);  // not a leak: after the fault nothing can be freed
+ *     MyKernels.scale(gpu, x, 2f);
+ *     GpuException e = assertThrows(GpuException.class, gpu::synchronize);
+ *     assertEquals(CudaError.ILLEGAL_ADDRESS, e.error());
+ * }
+ * }</pre>
  */
 @Target({ElementType.METHOD, ElementType.TYPE})
 @Retention(RetentionPolicy.RUNTIME)

@@ -13,7 +13,24 @@ import metrale.gpu.CudaError;
  * and before the method itself (so counts start there), so an
  * application's recovery path is tested without a GPU. A run with a plan is skipped on CUDA.
  *
- * <p>A sticky fault the plan causes must also be declared with {@link ExpectFault}, or the run fails.
+ * <p>A sticky fault the plan causes must also be declared with {@link ExpectFault}, or the run
+ * fails: {@code faultKernel} latches {@code ILLEGAL_ADDRESS}, {@code failNextSync} the error it
+ * names.
+ *
+ * <pre>{@code
+ * @GpuTest(backends = Backend.SIM, twins = MyTwins.class)
+ * @FaultPlan(failAllocation = 2)              // the method's 2nd allocation fails, not sticky
+ * void retriesAfterOutOfMemory(Gpu gpu) {
+ *     assertThat(new Pipeline(gpu).runWithRetry(input)).isEqualTo(expected);
+ * }
+ *
+ * @GpuTest(backends = Backend.SIM, twins = MyTwins.class)
+ * @FaultPlan(failNextSync = CudaError.LAUNCH_FAILED)
+ * @ExpectFault(CudaError.LAUNCH_FAILED)        // the error the plan latches
+ * void reportsALostDevice(Gpu gpu) {
+ *     assertThatThrownBy(() -> new Pipeline(gpu).run(input)).hasMessageContaining("LAUNCH_FAILED");
+ * }
+ * }</pre>
  *
  * <p>A fault of the plan that never fired fails the run, checked right after the method (before the
  * {@code @AfterEach} methods) and naming the attribute, e.g. {@code @FaultPlan(failAllocation = 3)

@@ -6,6 +6,12 @@ import java.util.List;
 /**
  * What {@link GpuChecks} found wrong with a runtime after a test: one line per problem, each
  * naming its call site. An {@link AssertionError}, so test frameworks report it as a failure.
+ *
+ * <pre>{@code
+ * GpuCheckFailure f = assertThrows(GpuCheckFailure.class, () -> GpuChecks.verify(gpu));
+ * assertThat(f.problems()).singleElement().asString()
+ *         .startsWith("leak: ").contains("allocated at MyService.java:");
+ * }</pre>
  */
 public final class GpuCheckFailure extends AssertionError {
 

@@ -27,6 +27,23 @@ import metrale.gpu.sim.UninitializedRead;
  * communicators) is a leak and every overwritten red zone is an overflow; with the simulator's initcheck on, every read of device
  * memory never written is a problem. Each problem names its call site: the allocation's, the
  * faulting call's, the buffer's.
+ *
+ * <pre>{@code
+ * @Test
+ * void aServiceFreesWhatItAllocates() {
+ *     Gpu gpu = TestGpus.sim().redZoneBytes(256).open();
+ *     try {
+ *         new MyService(gpu).handle(request);
+ *     } finally {
+ *         // throws GpuCheckFailure listing e.g. "leak: 4096 byte(s) at 0x... allocated at
+ *         // MyService.java:42 and never freed", then closes the runtime
+ *         GpuChecks.verifyAndClose(gpu);
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>A leak it reports is marked reported ({@link Gpu#markLeaksReported()}), so closing the
+ * runtime frees it without logging it a second time.
  */
 public final class GpuChecks {
 
@@ -110,6 +127,7 @@ public final class GpuChecks {
                     + (a.managed() ? ", managed" : "") + ") allocated at " + a.site() + " and never freed");
         }
         resourceLeaks(gpu.liveResources(), out);
+        gpu.markLeaksReported();   // the failure names them: close() frees them without a second WARNING
     }
 
     private static void resourceLeaks(List<LiveResource> live, List<String> out) {

@@ -162,7 +162,7 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
             if (missing.isEmpty()) {
                 return ConditionEvaluationResult.enabled(backend.id() + " is available");
             }
-            if (Boolean.getBoolean(REQUIRED_PROPERTY)) {
+            if (metrale.gpu.Setting.GPU_REQUIRED.bool(null)) {
                 return ConditionEvaluationResult.enabled(backend.id() + " is unavailable but " + REQUIRED_PROPERTY
                         + "=true: the run fails");
             }

@@ -12,6 +12,13 @@ import metrale.gpu.Gpu;
  * threads through (the application's buffers, streams, a host-side model of the expected result).
  * Its {@code toString()} is what jqwik prints for a falsified sequence, so name it.
  *
+ * <pre>{@code
+ * GpuOp<Model> scale = GpuOp.of("scale(x, 2.0)", (gpu, m) -> {
+ *     MyKernels.scale(gpu, m.x, 2f);
+ *     m.expectScaled(2f);
+ * });
+ * }</pre>
+ *
  * @param <S> the state the sequence threads through
  */
 public interface GpuOp<S> {

@@ -36,6 +36,20 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@link #initCheck()}) device memory was read before it was written; each problem names its call
  * site. The runtime is then closed, which frees what is left. A test may close the runtime itself:
  * the checks then run just before that close, and their report is the run's.
+ *
+ * <pre>{@code
+ * class ScaleTest {
+ *     @GpuTest(twins = MyTwins.class)          // [sim], and [cuda] where a driver loads
+ *     void scalesEveryElement(Gpu gpu) {
+ *         gpu.loadModule("my", MyKernels.ptx());
+ *         try (DeviceBuffer x = gpu.allocBuffer(4L * 1000)) {
+ *             x.copyFrom(new float[1000]);
+ *             MyKernels.scale(gpu, x, 2f);
+ *             gpu.synchronize();
+ *         }                                    // a buffer left open here fails the run, naming its site
+ *     }
+ * }
+ * }</pre>
  */
 @Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})
 @Retention(RetentionPolicy.RUNTIME)

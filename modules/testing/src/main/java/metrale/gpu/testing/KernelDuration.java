@@ -14,6 +14,14 @@ import java.lang.annotation.Target;
  * {@code elapsedMillis}) is tested without a GPU. A twin may declare its own duration instead; the
  * clock itself is read and moved through a {@link metrale.gpu.sim.SimControls} parameter. A run
  * with a duration is skipped on CUDA, whose kernels take the time they take.
+ *
+ * <pre>{@code
+ * @GpuTest(backends = Backend.SIM, twins = MyTwins.class)
+ * @KernelDuration(kernel = "my::scale", nanos = 2_000_000)   // 2 ms of virtual time per launch
+ * void timesTheStep(Gpu gpu) {
+ *     assertThat(new Pipeline(gpu).timedStepMillis()).isCloseTo(2f, within(0.01f));
+ * }
+ * }</pre>
  */
 @Target({ElementType.METHOD, ElementType.TYPE})
 @Retention(RetentionPolicy.RUNTIME)

@@ -5,7 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import metrale.gpu.CudaError;
+import metrale.gpu.BackendUnavailableException;
 import metrale.gpu.GpuException;
 import metrale.gpu.Setting;
 import metrale.gpu.spi.Availability;
@@ -103,12 +103,13 @@ public final class CudaBackend {
      *
      * @param ordinal the device's index
      * @return the driver, owning a retain of the device's primary context
-     * @throws GpuException {@code NO_DEVICE} with the reason when CUDA is unavailable, or the driver's error
+     * @throws BackendUnavailableException with the reason when CUDA is unavailable
+     * @throws GpuException the driver's error
      */
     public static CudaDevice open(int ordinal) {
         Availability a = availability();
         if (!a.available()) {
-            throw new GpuException(CudaError.NO_DEVICE, "cuInit", a.reason());
+            throw new BackendUnavailableException("cuInit", a.reason());
         }
         return new CudaDevice(ordinal);
     }

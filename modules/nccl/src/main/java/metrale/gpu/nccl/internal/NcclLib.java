@@ -17,6 +17,7 @@ import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import metrale.gpu.Setting;
 import metrale.gpu.nccl.NcclException;
 import metrale.gpu.nccl.NcclResult;
 import metrale.gpu.nccl.NcclUniqueId;
@@ -96,7 +97,7 @@ public final class NcclLib {
         static final MethodHandle GROUP_END;
 
         static {
-            String prop = System.getProperty(LIBRARY_PROPERTY);
+            String prop = Setting.NCCL_LIBRARY.text(null).orElse(null);
             List<String> candidates = prop != null && !prop.isBlank()
                     ? List.of(prop.trim()) : List.of("libnccl.so.2", "libnccl.so");
             SymbolLookup lib = null;

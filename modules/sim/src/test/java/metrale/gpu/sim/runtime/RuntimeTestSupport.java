@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim.runtime;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
+import metrale.gpu.contract.TestLog;
 import metrale.gpu.sim.SimOptions;
 
 /** Helpers shared by the runtime-core tests: opening the simulator, call sites, captured log records. */
@@ -30,53 +26,46 @@ final class RuntimeTestSupport {
     }
 
     /**
-     * Captures what the runtime logs to {@code metrale.gpu} (System.Logger is backed by
-     * java.util.logging here) until closed.
+     * Captures what the runtime logs to {@code metrale.gpu} and its child loggers until closed: the
+     * records {@link TestLog}, the tests' logger finder, kept after the capture began.
      */
     static final class LogCapture implements AutoCloseable {
-        // Held strongly: java.util.logging keeps loggers only weakly.
-        private final Logger logger = Logger.getLogger("metrale.gpu");
-        private final List<LogRecord> records = new ArrayList<>();
-        private final Handler handler = new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                synchronized (records) {
-                    records.add(r);
-                }
-            }
+        private final int mark = TestLog.mark();
+        /** The records kept when the capture was closed; null while it is open. */
+        private List<TestLog.Entry> closed;
 
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-
-        LogCapture() {
-            handler.setLevel(Level.ALL);
-            logger.addHandler(handler);
+        private synchronized List<TestLog.Entry> records() {
+            List<TestLog.Entry> all = closed != null ? closed : TestLog.since(mark);
+            return all.stream()
+                    .filter(e -> e.logger().equals("metrale.gpu") || e.logger().startsWith("metrale.gpu."))
+                    .toList();
         }
 
-        /** {@return every message logged so far, with its level: {@code "INFO: text"}} */
+        /** {@return every message logged at INFO or above so far, with its level: {@code "INFO: text"}} */
         List<String> all() {
-            synchronized (records) {
-                return records.stream().map(r -> r.getLevel() + ": " + r.getMessage()).toList();
-            }
+            return records().stream().filter(e -> e.level().getSeverity() >= System.Logger.Level.INFO.getSeverity())
+                    .map(e -> e.level() + ": " + e.message()).toList();
+        }
+
+        /** {@return the messages logged at DEBUG so far} */
+        List<String> debug() {
+            return records().stream().filter(e -> e.level() == System.Logger.Level.DEBUG)
+                    .map(TestLog.Entry::message).toList();
         }
 
         /** {@return the messages logged at WARNING or above so far} */
         List<String> warnings() {
-            synchronized (records) {
-                return records.stream().filter(r -> r.getLevel().intValue() >= Level.WARNING.intValue())
-                        .map(LogRecord::getMessage).toList();
-            }
+            return records().stream()
+                    .filter(e -> e.level().getSeverity() >= System.Logger.Level.WARNING.getSeverity())
+                    .map(TestLog.Entry::message).toList();
         }
 
+        /** Stops capturing: later calls see what was logged until now. */
         @Override
-        public void close() {
-            logger.removeHandler(handler);
+        public synchronized void close() {
+            if (closed == null) {
+                closed = TestLog.since(mark);
+            }
         }
     }
 }
