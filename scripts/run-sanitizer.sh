@@ -94,9 +94,16 @@ for cls in $classes; do
     n="$(errors_of "$log")"
     tests="$(grep -o '[0-9]* tests successful' "$out/$cls.out" | head -1 | grep -o '^[0-9]*')"
     failed="$(grep -o '[0-9]* tests failed' "$out/$cls.out" | head -1 | grep -o '^[0-9]*')"
+    if [ "$n" = "?" ] && grep -q 'terminated before first instrumented API call' "$log" 2>/dev/null \
+            && [ "${failed:-0}" = 0 ]; then
+        # A class that made no CUDA call (only sticky-tagged tests, which are left out, or a test of
+        # the binding's parsing): memcheck then exits 255 with nothing to check, which is not an error.
+        n="none (no CUDA work)"
+        rc=0
+    fi
     line="$(printf '%-70s sanitizer errors: %-4s tests passed: %-4s failed: %-4s exit: %s' "$cls" "$n" "${tests:-?}" "${failed:-?}" "$rc")"
     echo "$line" | tee -a "$summary"
-    if [ "$rc" -ne 0 ] || [ "$n" != 0 ]; then status=1; fi
+    if [ "$rc" -ne 0 ] || { [ "$n" != 0 ] && [ "$n" != "none (no CUDA work)" ]; }; then status=1; fi
 done
 
 echo "=== demo (--backend cuda)"
