@@ -181,17 +181,27 @@ final class Quarantine {
                 }
                 bytes -= h.bytes();
             }
-            try {
-                h.release().run();
-            } catch (GpuException e) {
-                if (!e.error().isTeardown() && first == null) {
-                    first = e;
-                }
-            }
+            first = giveBack(h, first);
         }
         if (first != null) {
             throw first;
         }
+    }
+
+    /**
+     * Gives {@code h}'s memory back for real; a teardown status is no failure.
+     *
+     * @return the first failure: {@code first} if there was one already, else this release's, else {@code null}
+     */
+    private static GpuException giveBack(Held h, GpuException first) {
+        try {
+            h.release().run();
+        } catch (GpuException e) {
+            if (!e.error().isTeardown() && first == null) {
+                return e;
+            }
+        }
+        return first;
     }
 
     /**
@@ -261,13 +271,7 @@ final class Quarantine {
         }
         GpuException first = null;
         for (Held h : out) {
-            try {
-                h.release().run();
-            } catch (GpuException e) {
-                if (!e.error().isTeardown() && first == null) {
-                    first = e;
-                }
-            }
+            first = giveBack(h, first);
         }
         if (first != null) {
             throw first;
