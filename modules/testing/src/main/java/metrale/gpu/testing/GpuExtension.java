@@ -39,6 +39,14 @@ import org.junit.platform.commons.support.AnnotationSupport;
  * <p>Parameters it resolves in a run: {@link Gpu} (the run's runtime), {@link Backend}, and on the
  * simulator {@link SimTwins} (the run's twin table) and {@link SimControls}.
  * Stateless and thread-safe: the state of a run lives in that run's extension context.
+ *
+ * <pre>{@code
+ * @GpuTest(backends = Backend.SIM)               // GpuTest registers this extension
+ * void fillsOnTheSimulator(Gpu gpu, SimControls sim, Backend backend) {
+ *     sim.setKernelDuration("my", "fill", 500_000);  // parameters this extension resolves
+ *     assertThat(backend).isEqualTo(Backend.SIM);
+ * }
+ * }</pre>
  */
 public final class GpuExtension implements TestTemplateInvocationContextProvider {
 
