@@ -341,21 +341,15 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public String backendName() {
-        int gt = gate.enter("backendName");
-        try {
+        try (var _ = gate.enter("backendName")) {
             return driver.name();
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public DeviceInfo device() {
-        int gt = gate.enter("device");
-        try {
+        try (var _ = gate.enter("device")) {
             return info;
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -371,16 +365,13 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public <T> Optional<T> unwrap(Class<T> type) {
-        int gt = gate.enter("unwrap");
-        try {
+        try (var _ = gate.enter("unwrap")) {
             Objects.requireNonNull(type, "type");
             if (type == GpuRuntime.class) {
                 // How TrustedAccess finds the runtime behind a wrapper that forwards unwrap (the test kit's).
                 return Optional.of(type.cast(this));
             }
             return driver.controls(type);
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -388,8 +379,7 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public DevicePtr alloc(long bytes) {
-        int gt = gate.enter("alloc");
-        try {
+        try (var _ = gate.enter("alloc")) {
             if (pooled) {
                 return pool.allocOn(bytes, Stream.DEFAULT, "alloc");
             }
@@ -427,25 +417,19 @@ public final class GpuRuntime implements Gpu {
             ledger.add(entry);
             Jfr.alloc(jfr, p, bytes, site, false);
             return entry.allocation().ptr();
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public metrale.gpu.MemoryPool pool() {
-        int gt = gate.enter("pool");
-        try {
+        try (var _ = gate.enter("pool")) {
             return pool;
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public DevicePtr allocManaged(long bytes) {
-        int gt = gate.enter("allocManaged");
-        try {
+        try (var _ = gate.enter("allocManaged")) {
             Checks.size(bytes, "bytes", "allocManaged");
             String site = sites.get();
             long index = ledger.nextIndex();
@@ -460,8 +444,6 @@ public final class GpuRuntime implements Gpu {
             ledger.add(entry);
             Jfr.alloc(jfr, p, bytes, site, true);
             return entry.allocation().ptr();
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -501,8 +483,7 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public void free(DevicePtr ptr) {
-        int gt = gate.enter("free");
-        try {
+        try (var _ = gate.enter("free")) {
             long p = Checks.ptr(ptr, "ptr");
             if (p == 0) {
                 return;
@@ -540,8 +521,6 @@ public final class GpuRuntime implements Gpu {
                 }
             }
             Jfr.free(jfr, p, e.allocation().bytes());
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -563,8 +542,7 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public DevicePtr allocArena(long bytes) {
-        int gt = gate.enter("allocArena");
-        try {
+        try (var _ = gate.enter("allocArena")) {
             Checks.size(bytes, "bytes", "allocArena");
             long p;
             var jfr = Jfr.beginAlloc();
@@ -576,15 +554,12 @@ public final class GpuRuntime implements Gpu {
             arenas.add(p, bytes);
             Jfr.alloc(jfr, p, bytes, "arena chunk", false);
             return new DevicePtr(p);
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void freeArena(DevicePtr ptr) {
-        int gt = gate.enter("freeArena");
-        try {
+        try (var _ = gate.enter("freeArena")) {
             long p = Checks.ptr(ptr, "ptr");
             if (p == 0) {
                 return;
@@ -607,15 +582,12 @@ public final class GpuRuntime implements Gpu {
                 }
             }
             Jfr.free(jfr, p, c.bytes);
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void noteArenaUse(DevicePtr chunk, long usedBytes) {
-        int gt = gate.enter("noteArenaUse");
-        try {
+        try (var _ = gate.enter("noteArenaUse")) {
             long p = Checks.ptr(chunk, "chunk");
             ArenaTable.Chunk c = arenas.get(p);
             if (c == null) {
@@ -626,77 +598,56 @@ public final class GpuRuntime implements Gpu {
                         + "): must be in [0, " + c.bytes + "], the chunk's size");
             }
             c.used.set(usedBytes);
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public long chunkSlackBytes() {
-        int gt = gate.enter("chunkSlackBytes");
-        try {
+        try (var _ = gate.enter("chunkSlackBytes")) {
             return arenas.slackBytes();
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public long liveBytes() {
-        int gt = gate.enter("liveBytes");
-        try {
+        try (var _ = gate.enter("liveBytes")) {
             return ledger.liveBytes();
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public int liveAllocCount() {
-        int gt = gate.enter("liveAllocCount");
-        try {
+        try (var _ = gate.enter("liveAllocCount")) {
             return ledger.count();
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public List<Allocation> liveAllocations() {
-        int gt = gate.enter("liveAllocations");
-        try {
+        try (var _ = gate.enter("liveAllocations")) {
             return ledger.snapshot().stream().map(Ledger.Entry::allocation).toList();
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void markLeaksReported() {
-        int gt = gate.enter("markLeaksReported");
-        try {
+        try (var _ = gate.enter("markLeaksReported")) {
             for (Ledger.Entry e : ledger.snapshot()) {
                 reportedLeaks.add(e.allocation().index());
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public String allocReport(int topN, long minMb) {
-        int gt = gate.enter("allocReport");
-        try {
+        try (var _ = gate.enter("allocReport")) {
             return ledger.report(topN, minMb) + adoptions.report();
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public DevicePtr adoptDeviceMemory(long address, long bytes, String label) {
-        int gt = gate.enter("adoptDeviceMemory");
-        try {
+        try (var _ = gate.enter("adoptDeviceMemory")) {
             if (bytes <= 0) {
                 throw new IllegalArgumentException("adoptDeviceMemory(bytes=" + bytes + "): must be >= 1");
             }
@@ -708,35 +659,26 @@ public final class GpuRuntime implements Gpu {
                     : arenas.overlaps(address, bytes) ? "it overlaps an arena chunk"
                     : pinned.coversAddress(address, 1) ? "it is page-locked host memory" : null;
             return adoptions.adopt(address, bytes, label, CallSites.caller(), conflict).ptr();
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void releaseAdoption(DevicePtr ptr) {
-        int gt = gate.enter("releaseAdoption");
-        try {
+        try (var _ = gate.enter("releaseAdoption")) {
             adoptions.release(Objects.requireNonNull(ptr, "ptr").address());
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public List<metrale.gpu.AdoptedMemory> adoptedMemory() {
-        int gt = gate.enter("adoptedMemory");
-        try {
+        try (var _ = gate.enter("adoptedMemory")) {
             return adoptions.snapshot();
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public int sweepUnreleased() {
-        int gt = gate.enter("sweepUnreleased");
-        try {
+        try (var _ = gate.enter("sweepUnreleased")) {
             int freed = 0;
             GpuException first = null;
             for (Ledger.Entry e : ledger.drain("sweepUnreleased called at " + CallSites.caller())) {
@@ -769,8 +711,6 @@ public final class GpuRuntime implements Gpu {
                 throw fail(first, "sweepUnreleased");
             }
             return freed;
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -790,22 +730,16 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public List<RedZoneViolation> freedRedzoneViolations() {
-        int gt = gate.enter("freedRedzoneViolations");
-        try {
+        try (var _ = gate.enter("freedRedzoneViolations")) {
             settleQuarantine("freedRedzoneViolations");
             return quarantine.violations();
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public long quarantinedBytes() {
-        int gt = gate.enter("quarantinedBytes");
-        try {
+        try (var _ = gate.enter("quarantinedBytes")) {
             return quarantine.bytes();
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -819,8 +753,7 @@ public final class GpuRuntime implements Gpu {
     }
 
     private List<RedZoneViolation> findViolations(String call) {
-        int gt = gate.enter(call);
-        try {
+        try (var _ = gate.enter(call)) {
             if (!redZones.on()) {
                 return List.of();
             }
@@ -829,8 +762,6 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, call);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -845,8 +776,7 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public void poisonRedzones(long lo, long hi) {
-        int gt = gate.enter("poisonRedzones");
-        try {
+        try (var _ = gate.enter("poisonRedzones")) {
             if (!redZones.on()) {
                 return;
             }
@@ -855,8 +785,6 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "poisonRedzones");
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -864,8 +792,7 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public void copyH2D(MemorySegment src, DevicePtr dst) {
-        int gt = gate.enter("copyH2D");
-        try {
+        try (var _ = gate.enter("copyH2D")) {
             Checks.alive(src, "src");
             long d = Checks.ptr(dst, "dst");
             long n = src.byteSize();
@@ -878,15 +805,12 @@ public final class GpuRuntime implements Gpu {
             }
             counters.h2dCopy(n);
             Jfr.copy(jfr, "H2D", n, false, 0);
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void copyD2H(DevicePtr src, MemorySegment dst) {
-        int gt = gate.enter("copyD2H");
-        try {
+        try (var _ = gate.enter("copyD2H")) {
             long s = Checks.ptr(src, "src");
             Checks.writable(dst, "dst");
             long n = dst.byteSize();
@@ -899,15 +823,12 @@ public final class GpuRuntime implements Gpu {
             }
             counters.d2hCopy(n);
             Jfr.copy(jfr, "D2H", n, false, 0);
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void copyD2HOnStream(DevicePtr src, MemorySegment dst, Stream stream) {
-        int gt = gate.enter("copyD2HOnStream");
-        try {
+        try (var _ = gate.enter("copyD2HOnStream")) {
             long s = Checks.ptr(src, "src");
             Checks.writable(dst, "dst");
             long st = liveStream(stream, "copyD2HOnStream");
@@ -932,15 +853,12 @@ public final class GpuRuntime implements Gpu {
             }
             counters.d2hCopy(n);
             Jfr.copy(jfr, "D2H", n, false, st);
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void copyD2HAsync(DevicePtr src, MemorySegment dst, Stream stream) {
-        int gt = gate.enter("copyD2HAsync");
-        try {
+        try (var _ = gate.enter("copyD2HAsync")) {
             long s = Checks.ptr(src, "src");
             Checks.nativeSeg(dst, "dst", "copyD2HAsync");
             if (dst.isReadOnly()) {
@@ -957,15 +875,12 @@ public final class GpuRuntime implements Gpu {
             }
             counters.d2hCopy(n);
             Jfr.copy(jfr, "D2H", n, true, st);
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void copyH2DAsync(MemorySegment src, DevicePtr dst, Stream stream) {
-        int gt = gate.enter("copyH2DAsync");
-        try {
+        try (var _ = gate.enter("copyH2DAsync")) {
             long st = enqueueH2D("copyH2DAsync", src, dst, stream);
             // During capture the copy is a graph node that reads the source at every replay, so a
             // wait would neither help nor be allowed (it would invalidate the capture): it is
@@ -985,18 +900,13 @@ public final class GpuRuntime implements Gpu {
                     throw fail(e, "copyH2DAsync (pinned-source sync of " + stream + ")");
                 }
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void copyH2DAsyncRetained(MemorySegment src, DevicePtr dst, Stream stream) {
-        int gt = gate.enter("copyH2DAsyncRetained");
-        try {
+        try (var _ = gate.enter("copyH2DAsyncRetained")) {
             enqueueH2D("copyH2DAsyncRetained", src, dst, stream);
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -1020,8 +930,7 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public void copyD2D(DevicePtr src, DevicePtr dst, long bytes) {
-        int gt = gate.enter("copyD2D");
-        try {
+        try (var _ = gate.enter("copyD2D")) {
             long s = Checks.ptr(src, "src");
             long d = Checks.ptr(dst, "dst");
             Checks.size(bytes, "bytes", "copyD2D");
@@ -1038,15 +947,12 @@ public final class GpuRuntime implements Gpu {
             }
             counters.d2dCopy(bytes);
             Jfr.copy(jfr, "D2D", bytes, false, 0);
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void copyD2DAsync(DevicePtr src, DevicePtr dst, long bytes, Stream stream) {
-        int gt = gate.enter("copyD2DAsync");
-        try {
+        try (var _ = gate.enter("copyD2DAsync")) {
             long s = Checks.ptr(src, "src");
             long d = Checks.ptr(dst, "dst");
             Checks.size(bytes, "bytes", "copyD2DAsync");
@@ -1064,16 +970,13 @@ public final class GpuRuntime implements Gpu {
             }
             counters.d2dCopy(bytes);
             Jfr.copy(jfr, "D2D", bytes, true, st);
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void copyD2D2DAsync(DevicePtr src, long srcPitch, DevicePtr dst, long dstPitch, long widthBytes, long height,
                                Stream stream) {
-        int gt = gate.enter("copyD2D2DAsync");
-        try {
+        try (var _ = gate.enter("copyD2D2DAsync")) {
             long s = Checks.ptr(src, "src");
             long d = Checks.ptr(dst, "dst");
             Checks.size(srcPitch, "srcPitch", "copyD2D2DAsync");
@@ -1101,15 +1004,12 @@ public final class GpuRuntime implements Gpu {
             }
             counters.d2dCopy(n);
             Jfr.copy(jfr, "D2D", n, true, st);
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void memset(DevicePtr ptr, int value, long bytes) {
-        int gt = gate.enter("memset");
-        try {
+        try (var _ = gate.enter("memset")) {
             long p = Checks.ptr(ptr, "ptr");
             Checks.byteValue(value, "memset");
             Checks.size(bytes, "bytes", "memset");
@@ -1119,15 +1019,12 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "memset " + bytes + " B at " + ptr);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void memsetAsync(DevicePtr ptr, int value, long bytes, Stream stream) {
-        int gt = gate.enter("memsetAsync");
-        try {
+        try (var _ = gate.enter("memsetAsync")) {
             long p = Checks.ptr(ptr, "ptr");
             Checks.byteValue(value, "memsetAsync");
             Checks.size(bytes, "bytes", "memsetAsync");
@@ -1141,8 +1038,6 @@ public final class GpuRuntime implements Gpu {
             if (tracing()) {
                 traceOp(TraceEntry.memset(p, value, bytes), null);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -1151,8 +1046,7 @@ public final class GpuRuntime implements Gpu {
     @Override
     public void loadModule(String name, byte[] image) {
         // A releaser: replacing a module waits for the launches that may still hold its functions.
-        int gt = gate.enterReleaser("loadModule");
-        try {
+        try (var _ = gate.enterReleaser("loadModule")) {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(image, "image");
             String bad = ModuleImages.isElf(image) ? ModuleImages.elfProblem(image)
@@ -1187,26 +1081,20 @@ public final class GpuRuntime implements Gpu {
                     }
                 }
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public boolean hasModule(String name) {
-        int gt = gate.enter("hasModule");
-        try {
+        try (var _ = gate.enter("hasModule")) {
             Objects.requireNonNull(name, "name");
             return modules.get(name) != null;
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public KernelHandle kernel(String module, String func) {
-        int gt = gate.enter("kernel");
-        try {
+        try (var _ = gate.enter("kernel")) {
             Objects.requireNonNull(module, "module");
             Objects.requireNonNull(func, "func");
             String site = CallSites.caller();
@@ -1239,35 +1127,26 @@ public final class GpuRuntime implements Gpu {
             KernelHandle h = new KernelHandle(id);
             opCache.publishKernel(module, func, h);
             return h;
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public KernelRegistry kernelRegistry() {
-        int gt = gate.enter("kernelRegistry");
-        try {
+        try (var _ = gate.enter("kernelRegistry")) {
             return modules.registry();
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public OpCache opCache() {
-        int gt = gate.enter("opCache");
-        try {
+        try (var _ = gate.enter("opCache")) {
             return opCache;
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public byte[] compileCuda(String name, String source, String... compilerOptions) {
-        int gt = gate.enter("compileCuda");
-        try {
+        try (var _ = gate.enter("compileCuda")) {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(source, "source");
             Objects.requireNonNull(compilerOptions, "options");
@@ -1279,15 +1158,12 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "compileCuda " + name);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void setMaxDynamicSharedMemory(KernelHandle kernel, int bytes) {
-        int gt = gate.enter("setMaxDynamicSharedMemory");
-        try {
+        try (var _ = gate.enter("setMaxDynamicSharedMemory")) {
             long f = liveFunction(kernel, "setMaxDynamicSharedMemory");
             Checks.size(bytes, "bytes", "setMaxDynamicSharedMemory");
             try {
@@ -1295,15 +1171,12 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "setMaxDynamicSharedMemory " + trace.nameOf(kernel.value()) + " " + bytes + " B");
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void launch(KernelHandle kernel, LaunchConfig config, Stream stream, KernelArgs args) {
-        int gt = gate.enter("launch");
-        try {
+        try (var _ = gate.enter("launch")) {
             long raw = liveFunction(kernel, "launch");
             long func = kernel.value();
             Objects.requireNonNull(config, "config");
@@ -1329,8 +1202,6 @@ public final class GpuRuntime implements Gpu {
                 syncAfterLaunch(func, st, t0);
             }
             Jfr.launch(jfr, trace, func, config, stream.handle());
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -1413,11 +1284,8 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public Stream defaultStream() {
-        int gt = gate.enter("defaultStream");
-        try {
+        try (var _ = gate.enter("defaultStream")) {
             return Stream.DEFAULT;
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -1428,8 +1296,7 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public Stream createStream(boolean nonBlocking) {
-        int gt = gate.enter("createStream");
-        try {
+        try (var _ = gate.enter("createStream")) {
             long s;
             try {
                 s = driver.streamCreate(nonBlocking ? 1 : 0);
@@ -1437,15 +1304,12 @@ public final class GpuRuntime implements Gpu {
                 throw fail(e, "createStream");
             }
             return resources.stream(new Stream(streams.add(s, null)));
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void destroyStream(Stream stream) {
-        int gt = gate.enterReleaser("destroyStream");
-        try {
+        try (var _ = gate.enterReleaser("destroyStream")) {
             long id = Objects.requireNonNull(stream, "stream").handle();
             HandleTable.Slot slot = streams.remove(id);
             if (slot == null) {
@@ -1464,15 +1328,12 @@ public final class GpuRuntime implements Gpu {
                     throw fail(e, "destroyStream " + stream);
                 }
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void synchronize(Stream stream) {
-        int gt = gate.enter("synchronize");
-        try {
+        try (var _ = gate.enter("synchronize")) {
             long s = liveStream(stream, "synchronize");
             counters.streamSync();
             var jfr = Jfr.beginSync();
@@ -1484,15 +1345,12 @@ public final class GpuRuntime implements Gpu {
             pool.streamSynchronized(s);
             settleQuarantine("synchronize");
             Jfr.sync(jfr, "stream", s);
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void synchronize() {
-        int gt = gate.enter("synchronize");
-        try {
+        try (var _ = gate.enter("synchronize")) {
             counters.streamSync();
             var jfr = Jfr.beginSync();
             try {
@@ -1503,23 +1361,18 @@ public final class GpuRuntime implements Gpu {
             pool.deviceSynchronized();
             settleQuarantine("synchronize");
             Jfr.sync(jfr, "context", 0);
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public boolean streamQuery(Stream stream) {
-        int gt = gate.enter("streamQuery");
-        try {
+        try (var _ = gate.enter("streamQuery")) {
             long s = liveStream(stream, "streamQuery");
             try {
                 return driver.streamQuery(s);
             } catch (GpuException e) {
                 throw fail(e, "streamQuery " + stream);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -1530,8 +1383,7 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public Event createEvent(int flags) {
-        int gt = gate.enter("createEvent");
-        try {
+        try (var _ = gate.enter("createEvent")) {
             long ev;
             try {
                 ev = driver.eventCreate(flags);
@@ -1539,15 +1391,12 @@ public final class GpuRuntime implements Gpu {
                 throw fail(e, "createEvent flags=" + flags);
             }
             return resources.event(new Event(events.add(ev, null)));
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void recordEvent(Event event, Stream stream) {
-        int gt = gate.enter("recordEvent");
-        try {
+        try (var _ = gate.enter("recordEvent")) {
             long ev = liveEvent(event, "event", "recordEvent");
             long s = liveStream(stream, "recordEvent");
             try {
@@ -1555,15 +1404,12 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "recordEvent " + event + " on " + stream);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void streamWaitEvent(Stream stream, Event event) {
-        int gt = gate.enter("streamWaitEvent");
-        try {
+        try (var _ = gate.enter("streamWaitEvent")) {
             long s = liveStream(stream, "streamWaitEvent");
             long ev = liveEvent(event, "event", "streamWaitEvent");
             try {
@@ -1571,8 +1417,6 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "streamWaitEvent " + stream + " on " + event);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -1583,22 +1427,14 @@ public final class GpuRuntime implements Gpu {
             streamWaitEvent(stream, event);
             return;
         }
-        int gt = gate.enter("streamWaitEvent");
-        try {
-            int ogt = other.gate.enter("streamWaitEvent");
+        try (var _ = gate.enter("streamWaitEvent"); var _ = other.gate.enter("streamWaitEvent")) {
+            long s = liveStream(stream, "streamWaitEvent");
+            long ev = other.liveEvent(event, "event", "streamWaitEvent");
             try {
-                long s = liveStream(stream, "streamWaitEvent");
-                long ev = other.liveEvent(event, "event", "streamWaitEvent");
-                try {
-                    driver.streamWaitPeerEvent(s, other.driver, ev);
-                } catch (GpuException e) {
-                    throw fail(e, "streamWaitEvent " + stream + " on " + event + " of device " + other.driver.ordinal());
-                }
-            } finally {
-                other.gate.leave(ogt);
+                driver.streamWaitPeerEvent(s, other.driver, ev);
+            } catch (GpuException e) {
+                throw fail(e, "streamWaitEvent " + stream + " on " + event + " of device " + other.driver.ordinal());
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -1606,11 +1442,8 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public int deviceOrdinal() {
-        int gt = gate.enter("deviceOrdinal");
-        try {
+        try (var _ = gate.enter("deviceOrdinal")) {
             return driver.ordinal();
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -1641,27 +1474,19 @@ public final class GpuRuntime implements Gpu {
     @Override
     public boolean canAccessPeer(Gpu peer) {
         GpuRuntime other = peerRuntime(peer, "canAccessPeer", "peer", true);
-        int gt = gate.enter("canAccessPeer");
-        try {
-            int ogt = other.gate.enter("canAccessPeer");
+        try (var _ = gate.enter("canAccessPeer"); var _ = other.gate.enter("canAccessPeer")) {
             try {
                 return other.driver.ordinal() != driver.ordinal() && driver.canAccessPeer(other.driver);
             } catch (GpuException e) {
                 throw fail(e, "canAccessPeer device " + other.driver.ordinal());
-            } finally {
-                other.gate.leave(ogt);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void enablePeerAccess(Gpu peer) {
         GpuRuntime other = peerRuntime(peer, "enablePeerAccess", "peer", false);
-        int gt = gate.enter("enablePeerAccess");
-        try {
-            int ogt = other.gate.enter("enablePeerAccess");
+        try (var _ = gate.enter("enablePeerAccess"); var _ = other.gate.enter("enablePeerAccess")) {
             try {
                 driver.enablePeerAccess(other.driver);
             } catch (GpuException e) {
@@ -1669,11 +1494,7 @@ public final class GpuRuntime implements Gpu {
                 if (e.error() != CudaError.PEER_ACCESS_ALREADY_ENABLED) {
                     throw fail(e, "enablePeerAccess device " + driver.ordinal() + " -> " + other.driver.ordinal());
                 }
-            } finally {
-                other.gate.leave(ogt);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -1690,42 +1511,33 @@ public final class GpuRuntime implements Gpu {
     /** A peer copy: both ranges checked against their own runtime's ledger, both gates held. */
     private void peerCopy(DevicePtr src, Gpu dstGpu, DevicePtr dst, long bytes, Stream stream, String op) {
         GpuRuntime other = peerRuntime(dstGpu, op, "dstGpu", true);
-        int gt = gate.enter(op);
-        try {
-            int ogt = other == this ? 0 : other.gate.enter(op);
-            try {
-                long s = Checks.ptr(src, "src");
-                long d = Checks.ptr(dst, "dst");
-                Checks.size(bytes, "bytes", op);
-                checkRange(s, bytes, op, "src");
-                other.checkRange(d, bytes, op, "dst (on device " + other.driver.ordinal() + ")");
-                long st = stream == null ? 0 : liveStream(stream, op);
-                if (bytes == 0) {
-                    return;
-                }
-                var jfr = Jfr.beginCopy();
-                try {
-                    if (stream == null) {
-                        driver.memcpyPeer(d, other.driver, s, bytes);
-                    } else {
-                        driver.memcpyPeerAsync(d, other.driver, s, bytes, st);
-                    }
-                } catch (GpuException e) {
-                    throw fail(e, op + " " + bytes + " B " + src + " -> device " + other.driver.ordinal() + " " + dst
-                            + (stream == null ? "" : " on " + stream));
-                }
-                if (tracing()) {
-                    traceOp(TraceEntry.d2d(s, d, bytes), null);
-                }
-                counters.d2dCopy(bytes);
-                Jfr.copy(jfr, "P2P", bytes, stream != null, st);
-            } finally {
-                if (other != this) {
-                    other.gate.leave(ogt);
-                }
+        // A copy within one runtime enters its gate once.
+        try (var _ = gate.enter(op); var _ = other == this ? null : other.gate.enter(op)) {
+            long s = Checks.ptr(src, "src");
+            long d = Checks.ptr(dst, "dst");
+            Checks.size(bytes, "bytes", op);
+            checkRange(s, bytes, op, "src");
+            other.checkRange(d, bytes, op, "dst (on device " + other.driver.ordinal() + ")");
+            long st = stream == null ? 0 : liveStream(stream, op);
+            if (bytes == 0) {
+                return;
             }
-        } finally {
-            gate.leave(gt);
+            var jfr = Jfr.beginCopy();
+            try {
+                if (stream == null) {
+                    driver.memcpyPeer(d, other.driver, s, bytes);
+                } else {
+                    driver.memcpyPeerAsync(d, other.driver, s, bytes, st);
+                }
+            } catch (GpuException e) {
+                throw fail(e, op + " " + bytes + " B " + src + " -> device " + other.driver.ordinal() + " " + dst
+                        + (stream == null ? "" : " on " + stream));
+            }
+            if (tracing()) {
+                traceOp(TraceEntry.d2d(s, d, bytes), null);
+            }
+            counters.d2dCopy(bytes);
+            Jfr.copy(jfr, "P2P", bytes, stream != null, st);
         }
     }
 
@@ -1740,23 +1552,19 @@ public final class GpuRuntime implements Gpu {
      * @param body   what to run with the driver stream
      */
     public void onDriverStream(Stream stream, String call, long[] ranges, java.util.function.LongConsumer body) {
-        int gt = gate.enter(call);
-        try {
+        try (var _ = gate.enter(call)) {
             for (int i = 0; i + 1 < ranges.length; i += 2) {
                 checkRange(ranges[i], ranges[i + 1], call, "buffer " + (i / 2));
             }
             long st = liveStream(stream, call);
             driver.bindToThread();
             body.accept(st);
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void eventSynchronize(Event event) {
-        int gt = gate.enter("eventSynchronize");
-        try {
+        try (var _ = gate.enter("eventSynchronize")) {
             long ev = liveEvent(event, "event", "eventSynchronize");
             counters.streamSync();
             var jfr = Jfr.beginSync();
@@ -1766,30 +1574,24 @@ public final class GpuRuntime implements Gpu {
                 throw fail(e, "eventSynchronize " + event);
             }
             Jfr.sync(jfr, "event", ev);
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public boolean eventQuery(Event event) {
-        int gt = gate.enter("eventQuery");
-        try {
+        try (var _ = gate.enter("eventQuery")) {
             long ev = liveEvent(event, "event", "eventQuery");
             try {
                 return driver.eventQuery(ev);
             } catch (GpuException e) {
                 throw fail(e, "eventQuery " + event);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public float elapsedMillis(Event start, Event end) {
-        int gt = gate.enter("elapsedMillis");
-        try {
+        try (var _ = gate.enter("elapsedMillis")) {
             long a = liveEvent(start, "start", "elapsedMillis");
             long b = liveEvent(end, "end", "elapsedMillis");
             try {
@@ -1797,15 +1599,12 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "elapsedMillis " + start + " -> " + end);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void destroyEvent(Event event) {
-        int gt = gate.enterReleaser("destroyEvent");
-        try {
+        try (var _ = gate.enterReleaser("destroyEvent")) {
             HandleTable.Slot slot = events.remove(Objects.requireNonNull(event, "event").handle());
             if (slot == null) {
                 throw new GpuException(CudaError.INVALID_HANDLE, "destroyEvent",
@@ -1820,8 +1619,6 @@ public final class GpuRuntime implements Gpu {
                     throw fail(e, "destroyEvent " + event);
                 }
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -1834,8 +1631,7 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public void beginCapture(Stream stream, CaptureMode mode) {
-        int gt = gate.enter("beginCapture");
-        try {
+        try (var _ = gate.enter("beginCapture")) {
             long s = liveStream(stream, "beginCapture");
             Objects.requireNonNull(mode, "mode");
             try {
@@ -1844,15 +1640,12 @@ public final class GpuRuntime implements Gpu {
                 throw fail(e, "beginCapture " + stream + " " + mode);
             }
             pool.captureBegan(s, stream.toString(), mode.code());
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public GraphHandle endCapture(Stream stream) {
-        int gt = gate.enter("endCapture");
-        try {
+        try (var _ = gate.enter("endCapture")) {
             long s = liveStream(stream, "endCapture");
             long graph;
             try {
@@ -1879,15 +1672,12 @@ public final class GpuRuntime implements Gpu {
                 throw r;
             }
             return resources.graph(new GraphHandle(graphs.add(exec, graph)));
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void abortCaptureIfActive(Stream stream) {
-        int gt = gate.enter("abortCaptureIfActive");
-        try {
+        try (var _ = gate.enter("abortCaptureIfActive")) {
             long s = liveStream(stream, "abortCaptureIfActive");
             if (!isCapturing(s, "abortCaptureIfActive")) {
                 return;
@@ -1903,19 +1693,14 @@ public final class GpuRuntime implements Gpu {
                 fail(e, "abortCaptureIfActive " + stream);
                 LOG.log(System.Logger.Level.DEBUG, "metrale-gpu: abortCaptureIfActive " + stream + ": " + e.getMessage());
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public boolean streamIsCapturing(Stream stream) {
-        int gt = gate.enter("streamIsCapturing");
-        try {
+        try (var _ = gate.enter("streamIsCapturing")) {
             long s = liveStream(stream, "streamIsCapturing");
             return isCapturing(s, "streamIsCapturing");
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -1946,8 +1731,7 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public CaptureStatus captureStatus(Stream stream) {
-        int gt = gate.enter("captureStatus");
-        try {
+        try (var _ = gate.enter("captureStatus")) {
             long s = liveStream(stream, "captureStatus");
             if (!driver.supportsCaptureQuery()) {
                 throw new GpuException(CudaError.NOT_SUPPORTED, "captureStatus",
@@ -1958,15 +1742,12 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, "captureStatus " + stream);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void launchGraph(GraphHandle graph, Stream stream) {
-        int gt = gate.enter("launchGraph");
-        try {
+        try (var _ = gate.enter("launchGraph")) {
             long id = Objects.requireNonNull(graph, "graph").handle();
             long s = liveStream(stream, "launchGraph");
             HandleTable.Slot g = graphs.get(id);
@@ -1981,15 +1762,12 @@ public final class GpuRuntime implements Gpu {
                 throw fail(e, "launchGraph " + graph + " on " + stream);
             }
             Jfr.graphLaunch(jfr, id, stream.handle());
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void destroyGraph(GraphHandle graph) {
-        int gt = gate.enterReleaser("destroyGraph");
-        try {
+        try (var _ = gate.enterReleaser("destroyGraph")) {
             long id = Objects.requireNonNull(graph, "graph").handle();
             HandleTable.Slot g = graphs.remove(id);
             if (g == null) {
@@ -2015,19 +1793,14 @@ public final class GpuRuntime implements Gpu {
             if (first != null) {
                 throw fail(first, "destroyGraph " + graph);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public CapturedStep capturedStep(String name, CapturedStep.Region region, StepOptions options) {
-        int gt = gate.enter("capturedStep");
-        try {
+        try (var _ = gate.enter("capturedStep")) {
             return resources.step(new CapturedStepImpl(this, Objects.requireNonNull(name, "name"),
                     Objects.requireNonNull(region, "region"), Objects.requireNonNull(options, "options")), name);
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -2039,8 +1812,7 @@ public final class GpuRuntime implements Gpu {
      */
     long[][] graphNodes(GraphHandle graph) {
         String op = "graphNodes";
-        int gt = gate.enter(op);
-        try {
+        try (var _ = gate.enter(op)) {
             HandleTable.Slot g = liveGraph(graph, op);
             try {
                 long[][] edges = driver.graphGetEdges((Long) g.extra());
@@ -2053,8 +1825,6 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, op + " " + graph);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -2064,8 +1834,7 @@ public final class GpuRuntime implements Gpu {
      */
     void setKernelNode(GraphHandle graph, long node, long kernelId, LaunchConfig config, KernelArgs args) {
         String op = "setKernelNode";
-        int gt = gate.enter(op);
-        try {
+        try (var _ = gate.enter(op)) {
             HandleTable.Slot g = liveGraph(graph, op);
             long raw = liveFunction(new KernelHandle(kernelId), op);
             if (checkPointers) {
@@ -2076,8 +1845,6 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, op + " " + trace.nameOf(kernelId) + " in " + graph);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -2088,8 +1855,7 @@ public final class GpuRuntime implements Gpu {
      * instead, memory the check does not save.
      */
     long[][] stepBuffers(long[] addrs, boolean[] unsaveable) {
-        int gt = gate.enter("stepBuffers");
-        try {
+        try (var _ = gate.enter("stepBuffers")) {
             java.util.TreeMap<Long, Long> found = new java.util.TreeMap<>(Long::compareUnsigned);
             for (long a : addrs) {
                 Ledger.Entry e = ledger.nearest(a);
@@ -2105,8 +1871,6 @@ public final class GpuRuntime implements Gpu {
                 out[i++] = new long[] {f.getKey(), f.getValue()};
             }
             return out;
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -2116,20 +1880,19 @@ public final class GpuRuntime implements Gpu {
      */
     byte[][] stepRead(long[][] ranges) {
         String op = "stepRead";
-        int gt = gate.enter(op);
-        try (Arena arena = Arena.ofConfined()) {
-            driver.ctxSynchronize();
-            byte[][] out = new byte[ranges.length][];
-            for (int i = 0; i < ranges.length; i++) {
-                MemorySegment seg = arena.allocate(ranges[i][1]);
-                driver.memcpyDtoH(seg, ranges[i][0], ranges[i][1]);
-                out[i] = seg.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+        try (var _ = gate.enter(op)) {
+            try (Arena arena = Arena.ofConfined()) {
+                driver.ctxSynchronize();
+                byte[][] out = new byte[ranges.length][];
+                for (int i = 0; i < ranges.length; i++) {
+                    MemorySegment seg = arena.allocate(ranges[i][1]);
+                    driver.memcpyDtoH(seg, ranges[i][0], ranges[i][1]);
+                    out[i] = seg.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+                }
+                return out;
+            } catch (GpuException e) {
+                throw fail(e, op);
             }
-            return out;
-        } catch (GpuException e) {
-            throw fail(e, op);
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -2140,26 +1903,24 @@ public final class GpuRuntime implements Gpu {
      */
     void stepWrite(long[][] ranges, byte[][] data) {
         String op = "stepWrite";
-        int gt = gate.enter(op);
-        try (Arena arena = Arena.ofConfined()) {
-            for (int i = 0; i < ranges.length; i++) {
-                MemorySegment seg = arena.allocate(ranges[i][1]);
-                MemorySegment.copy(data[i], 0, seg, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, data[i].length);
-                driver.memcpyHtoD(ranges[i][0], seg, ranges[i][1]);
+        try (var _ = gate.enter(op)) {
+            try (Arena arena = Arena.ofConfined()) {
+                for (int i = 0; i < ranges.length; i++) {
+                    MemorySegment seg = arena.allocate(ranges[i][1]);
+                    MemorySegment.copy(data[i], 0, seg, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, data[i].length);
+                    driver.memcpyHtoD(ranges[i][0], seg, ranges[i][1]);
+                }
+                driver.ctxSynchronize();
+            } catch (GpuException e) {
+                throw fail(e, op);
             }
-            driver.ctxSynchronize();
-        } catch (GpuException e) {
-            throw fail(e, op);
-        } finally {
-            gate.leave(gt);
         }
     }
 
     /** For {@link CapturedStepImpl}'s replay check: launches the graph, neither counted as a replay nor traced. */
     void stepReplay(GraphHandle graph, Stream stream) {
         String op = "stepReplay";
-        int gt = gate.enter(op);
-        try {
+        try (var _ = gate.enter(op)) {
             HandleTable.Slot g = liveGraph(graph, op);
             long st = liveStream(stream, op);
             try {
@@ -2167,8 +1928,6 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, op + " " + graph);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -2186,8 +1945,7 @@ public final class GpuRuntime implements Gpu {
         if (old == null) {
             return endCapture(stream);
         }
-        int gt = gate.enter(op);
-        try {
+        try (var _ = gate.enter(op)) {
             long s = liveStream(stream, op);
             HandleTable.Slot o = liveGraph(old, op);
             long graph;
@@ -2225,8 +1983,6 @@ public final class GpuRuntime implements Gpu {
                 throw r;
             }
             return resources.graph(new GraphHandle(graphs.add(exec, graph)));
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -2246,8 +2002,7 @@ public final class GpuRuntime implements Gpu {
      */
     void setMemsetNode(GraphHandle graph, long node, long ptr, int value, long bytes) {
         String op = "setMemsetNode";
-        int gt = gate.enter(op);
-        try {
+        try (var _ = gate.enter(op)) {
             HandleTable.Slot g = liveGraph(graph, op);
             checkRange(ptr, bytes, op, "ptr");
             try {
@@ -2255,8 +2010,6 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, op + " " + bytes + " B at 0x" + Long.toHexString(ptr) + " in " + graph);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -2266,8 +2019,7 @@ public final class GpuRuntime implements Gpu {
      */
     void setCopyNode(GraphHandle graph, long node, long src, long dst, long bytes) {
         String op = "setCopyNode";
-        int gt = gate.enter(op);
-        try {
+        try (var _ = gate.enter(op)) {
             HandleTable.Slot g = liveGraph(graph, op);
             checkRange(src, bytes, op, "src");
             checkRange(dst, bytes, op, "dst");
@@ -2276,8 +2028,6 @@ public final class GpuRuntime implements Gpu {
             } catch (GpuException e) {
                 throw fail(e, op + " " + bytes + " B 0x" + Long.toHexString(src) + " -> 0x" + Long.toHexString(dst) + " in " + graph);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -2293,31 +2043,22 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public long totalMemory() {
-        int gt = gate.enter("totalMemory");
-        try {
+        try (var _ = gate.enter("totalMemory")) {
             return info.totalMemory();
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public long freeMemory() {
-        int gt = gate.enter("freeMemory");
-        try {
+        try (var _ = gate.enter("freeMemory")) {
             return memInfo("freeMemory").free() + arenas.slackBytes() + pool.cachedBytes();
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public long deviceFreeMemory() {
-        int gt = gate.enter("deviceFreeMemory");
-        try {
+        try (var _ = gate.enter("deviceFreeMemory")) {
             return memInfo("deviceFreeMemory").free();
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -2331,35 +2072,26 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public int smCount() {
-        int gt = gate.enter("smCount");
-        try {
+        try (var _ = gate.enter("smCount")) {
             return info.smCount();
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void bindToThread() {
-        int gt = gate.enter("bindToThread");
-        try {
+        try (var _ = gate.enter("bindToThread")) {
             try {
                 driver.bindToThread();
             } catch (GpuException e) {
                 throw fail(e, "bindToThread");
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public boolean debugSyncKernels() {
-        int gt = gate.enter("debugSyncKernels");
-        try {
+        try (var _ = gate.enter("debugSyncKernels")) {
             return debugSync;
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -2367,8 +2099,7 @@ public final class GpuRuntime implements Gpu {
 
     @Override
     public MemorySegment allocHostPinned(long bytes) {
-        int gt = gate.enter("allocHostPinned");
-        try {
+        try (var _ = gate.enter("allocHostPinned")) {
             Checks.size(bytes, "bytes", "allocHostPinned");
             MemorySegment seg;
             try {
@@ -2381,15 +2112,12 @@ public final class GpuRuntime implements Gpu {
                 resources.pinned(seg);
             }
             return seg;
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void freeHostPinned(MemorySegment host) {
-        int gt = gate.enterReleaser("freeHostPinned");
-        try {
+        try (var _ = gate.enterReleaser("freeHostPinned")) {
             Objects.requireNonNull(host, "host");
             if (host.address() == 0) {
                 return;
@@ -2415,34 +2143,26 @@ public final class GpuRuntime implements Gpu {
                     throw fail(e, "freeHostPinned 0x" + Long.toHexString(host.address()));
                 }
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public DevicePtr hostPtrToDevice(MemorySegment host) {
-        int gt = gate.enter("hostPtrToDevice");
-        try {
+        try (var _ = gate.enter("hostPtrToDevice")) {
             Checks.alive(host, "host");
             try {
                 return new DevicePtr(driver.memHostGetDevicePointer(host));
             } catch (GpuException e) {
                 throw fail(e, "hostPtrToDevice 0x" + Long.toHexString(host.address()));
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public boolean isPinned(MemorySegment host) {
-        int gt = gate.enter("isPinned");
-        try {
+        try (var _ = gate.enter("isPinned")) {
             Objects.requireNonNull(host, "host");
             return pinned.contains(host);
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -2478,12 +2198,9 @@ public final class GpuRuntime implements Gpu {
      * @return what removes it from {@link #liveResources()} when run; idempotent
      */
     public Runnable track(LiveResource.Kind kind, String handle) {
-        int gt = gate.enter("track " + kind.label());
-        try {
+        try (var _ = gate.enter("track " + kind.label())) {
             Object token = resources.other(kind, handle);
             return () -> resources.gone(token);
-        } finally {
-            gate.leave(gt);
         }
     }
 
