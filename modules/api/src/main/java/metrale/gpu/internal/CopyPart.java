@@ -206,7 +206,8 @@ final class CopyPart {
         Checks.size(bytes, "bytes", "memsetAsync");
         c.checkRange(p, bytes, "memsetAsync", "ptr");
         long st = c.liveStream(stream, "memsetAsync");
-        c.run(() -> c.driver().memsetD8Async(p, value, bytes, st), () -> "memsetAsync " + bytes + " B at " + ptr + " on " + stream);
+        c.run(() -> c.driver().memsetD8Async(p, value, bytes, st),
+                () -> "memsetAsync " + bytes + " B at " + ptr + " on " + stream);
         if (c.tracing().on()) {
             c.tracing().record(TraceEntry.memset(p, value, bytes), null);
         }

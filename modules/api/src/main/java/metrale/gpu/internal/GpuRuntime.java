@@ -668,7 +668,7 @@ public final class GpuRuntime implements Gpu {
         return core.resources().list();
     }
 
-    /** The door of {@link metrale.gpu.spi.TrustedAccess#track}: {@return what takes the resource off {@link #liveResources()}} */
+    /** The door of {@link metrale.gpu.spi.TrustedAccess#track}. {@return what takes the resource off the list} */
     public Runnable track(LiveResource.Kind kind, String handle) {
         // Entered, not checked: close takes the inventory it adds to.
         try (var _ = gate.enter("track " + kind.label())) {

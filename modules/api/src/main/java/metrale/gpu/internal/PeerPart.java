@@ -64,7 +64,7 @@ final class PeerPart {
         }
     }
 
-    /** A copy to {@code other}'s memory, blocking when {@code stream} is null: both ranges checked against their own runtime's ledger. */
+    /** A copy to {@code other}'s memory, blocking when {@code stream} is null; each range checked by its own runtime. */
     void copy(DevicePtr src, Core other, DevicePtr dst, long bytes, Stream stream, String op) {
         long s = Checks.ptr(src, "src");
         long d = Checks.ptr(dst, "dst");
