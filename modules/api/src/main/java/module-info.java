@@ -6,6 +6,8 @@
  * <p><b>Exports.</b> {@code metrale.gpu} is the API. {@code metrale.gpu.spi} is exported for
  * backend modules ({@code metrale.gpu.cuda}, {@code metrale.gpu.sim}); applications need not
  * touch it. The runtime core lives in the non-exported {@code metrale.gpu.internal}.
+ * {@code metrale.gpu.internal.ffi}, the loader the native bindings share, is exported to
+ * {@code metrale.gpu.cuda} and {@code metrale.gpu.nccl} only.
  *
  * <p><b>Backends.</b> Put {@code metrale.gpu.sim} and/or {@code metrale.gpu.cuda} on the module
  * path; {@link metrale.gpu.Gpu#open()} finds them with {@link java.util.ServiceLoader}.
@@ -40,12 +42,16 @@
  * <p><b>Flags.</b> None for this module; the CUDA backend needs
  * {@code --enable-native-access=metrale.gpu.cuda}.
  */
+// "module": the friends of the qualified export are not observable when this module compiles alone.
+@SuppressWarnings("module")
 module metrale.gpu {
     // Telemetry types (Telemetry, LaunchTrace, ...) appear in the API's signatures.
     requires transitive metrale.telemetry;
 
     exports metrale.gpu;
     exports metrale.gpu.spi;
+    // The loader the CUDA and NCCL bindings share; it makes no restricted call itself.
+    exports metrale.gpu.internal.ffi to metrale.gpu.cuda, metrale.gpu.nccl;
 
     uses metrale.gpu.spi.BackendProvider;
 }
