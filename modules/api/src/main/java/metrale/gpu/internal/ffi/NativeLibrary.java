@@ -2,13 +2,12 @@
 package metrale.gpu.internal.ffi;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
@@ -74,6 +73,8 @@ public final class NativeLibrary {
 
     /** {@code RTLD_LAZY}, as the JDK opens libraries. */
     private static final int RTLD_LAZY = 1;
+    /** The most of a loader's message that is read. */
+    private static final long MAX_TEXT = 4096;
 
     private final Spec spec;
     private final String name;
@@ -150,29 +151,33 @@ public final class NativeLibrary {
     /**
      * The loader's reason for {@code name} not loading: {@code dlerror()} of a second
      * {@code dlopen}, since the JDK's exception says only "Cannot open library". Empty where libc
-     * has no {@code dlopen} or the second attempt loads.
+     * lacks the functions or the second attempt loads. The text is copied out with {@code strnlen}
+     * and {@code memcpy}: reading it in place would take {@code reinterpret}, a restricted method.
      */
     private static Optional<String> osError(String name, Downcalls downcalls) {
         SymbolLookup libc = Linker.nativeLinker().defaultLookup();
-        Optional<MemorySegment> dlopen = libc.find("dlopen");
-        Optional<MemorySegment> dlerror = libc.find("dlerror");
-        if (dlopen.isEmpty() || dlerror.isEmpty()) {
-            return Optional.empty();
-        }
-        // The text is a NUL-terminated string in libc's buffer; 4096 bounds the read, not the string.
-        MethodHandle open = downcalls.link(dlopen.get(), FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
-        MethodHandle error = downcalls.link(dlerror.get(),
-                FunctionDescriptor.of(ADDRESS.withTargetLayout(MemoryLayout.sequenceLayout(4096, JAVA_BYTE))));
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment handle = (MemorySegment) open.invokeExact(arena.allocateFrom(name), RTLD_LAZY);
-            if (!handle.equals(MemorySegment.NULL)) {
+        List<MemorySegment> fns = new ArrayList<>();
+        for (String f : List.of("dlopen", "dlerror", "strnlen", "memcpy")) {
+            Optional<MemorySegment> a = libc.find(f);
+            if (a.isEmpty()) {
                 return Optional.empty();
             }
-            MemorySegment text = (MemorySegment) error.invokeExact();
+            fns.add(a.get());
+        }
+        MethodHandle dlopen = downcalls.link(fns.get(0), FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
+        MethodHandle dlerror = downcalls.link(fns.get(1), FunctionDescriptor.of(ADDRESS));
+        MethodHandle strnlen = downcalls.link(fns.get(2), FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG));
+        MethodHandle memcpy = downcalls.link(fns.get(3), FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS, JAVA_LONG));
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment handle = (MemorySegment) dlopen.invokeExact(arena.allocateFrom(name), RTLD_LAZY);
+            MemorySegment text = handle.equals(MemorySegment.NULL) ? (MemorySegment) dlerror.invokeExact() : MemorySegment.NULL;
             if (text.equals(MemorySegment.NULL)) {
                 return Optional.empty();
             }
-            String why = text.getString(0);
+            long n = (long) strnlen.invokeExact(text, MAX_TEXT);
+            MemorySegment copy = arena.allocate(n + 1);
+            MemorySegment ignored = (MemorySegment) memcpy.invokeExact(copy, text, n);
+            String why = copy.getString(0);
             return Optional.of(why.startsWith(name) ? why : name + ": " + why);
         } catch (Error | RuntimeException e) {
             throw e;
