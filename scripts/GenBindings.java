@@ -102,6 +102,10 @@ public class GenBindings {
             lists.add(Path.of(args[i]));
         }
         if (lists.isEmpty()) {
+            if (!Files.isDirectory(Path.of("modules"))) {
+                System.err.println("no modules/ here: run java " + SELF + " from the repository root, or name the lists");
+                System.exit(2);
+            }
             try (Stream<Path> s = Files.list(Path.of("modules"))) {
                 for (Path m : s.sorted().toList()) {
                     Path dir = m.resolve("src/main/bindings");
