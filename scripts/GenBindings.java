@@ -123,16 +123,18 @@ public class GenBindings {
             String cls = lib.need("class", list);
             Path out = list.toAbsolutePath().getParent().getParent().resolve("java")
                     .resolve(cls.replace('.', '/') + ".java");
-            String text = generate(lib, root(list).relativize(list.toAbsolutePath()).toString().replace('\\', '/'));
+            Path root = root(list);
+            String text = generate(lib, root.relativize(list.toAbsolutePath()).toString().replace('\\', '/'));
+            String shown = root.relativize(out).toString();
             String old = Files.exists(out) ? Files.readString(out, StandardCharsets.UTF_8) : null;
             if (text.equals(old)) {
                 continue;
             }
             if (check) {
-                stale.add(out + firstDifference(old, text));
+                stale.add(shown + firstDifference(old, text));
             } else {
                 Files.writeString(out, text, StandardCharsets.UTF_8);
-                System.out.println("wrote " + out);
+                System.out.println("wrote " + shown);
             }
         }
         if (!stale.isEmpty()) {
