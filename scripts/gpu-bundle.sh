@@ -38,6 +38,9 @@ rm -f "$out"/lib/byte-buddy-*
 # Javadoc and sources jars (the verify and package phases build them) are not code, and a sources
 # jar on the module path would read as a second module of the same name.
 rm -f "$out"/lib/*-javadoc.jar "$out"/lib/*-sources.jar
+# No module builds a test-jar: one in a target folder is stale, and its classes would shadow the
+# contract module's.
+rm -f "$out"/lib/*-tests.jar
 ./mvnw -q dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$console_version" \
     -DoutputDirectory="$out" -Dmdep.stripVersion=true
 
