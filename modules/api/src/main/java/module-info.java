@@ -5,7 +5,10 @@
  *
  * <p><b>Exports.</b> {@code metrale.gpu} is the API. {@code metrale.gpu.spi} is exported for
  * backend modules ({@code metrale.gpu.cuda}, {@code metrale.gpu.sim}); applications need not
- * touch it. The runtime core lives in the non-exported {@code metrale.gpu.internal}.
+ * touch it, and it names nothing of the core. The runtime core lives in the non-exported
+ * {@code metrale.gpu.internal}. One door of the core, {@code metrale.gpu.internal.access}, is
+ * exported to {@code metrale.gpu.nccl} alone, which hands a runtime's streams and memory to NCCL
+ * through it; no other module can read it.
  *
  * <p><b>Backends.</b> Put {@code metrale.gpu.sim} and/or {@code metrale.gpu.cuda} on the module
  * path; {@link metrale.gpu.Gpu#open()} finds them with {@link java.util.ServiceLoader}.
@@ -40,12 +43,16 @@
  * <p><b>Flags.</b> None for this module; the CUDA backend needs
  * {@code --enable-native-access=metrale.gpu.cuda}.
  */
+// The qualified export names metrale.gpu.nccl, which is built after this module: not a missing module.
+@SuppressWarnings("module")
 module metrale.gpu {
     // Telemetry types (Telemetry, LaunchTrace, ...) appear in the API's signatures.
     requires transitive metrale.telemetry;
 
     exports metrale.gpu;
     exports metrale.gpu.spi;
+    // The collectives run NCCL on the runtime's driver streams: a friend's door, checked by the module system.
+    exports metrale.gpu.internal.access to metrale.gpu.nccl;
 
     uses metrale.gpu.spi.BackendProvider;
 }
