@@ -14,7 +14,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeSet;
 import java.util.WeakHashMap;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import metrale.gpu.CudaError;
 import metrale.gpu.DeviceInfo;
@@ -121,7 +120,7 @@ public final class SimDevice implements Driver {
     private static final int MAX_BLOCK_THREADS = 1024;
     private static final int MAX_GRID_YZ = 65535;
 
-    private final ReentrantLock lock = new ReentrantLock();
+    private final SimLock lock = new SimLock();
     private final DeviceMemory memory;
     private final Engine engine;
     private final Scheduler scheduler;
@@ -155,9 +154,6 @@ public final class SimDevice implements Driver {
     private List<String> liveAtClose = List.of();
     private final int ordinal;
     private final int deviceCount;
-    /** Orders the locks of two devices taken together (peer copies), so two threads cannot deadlock. */
-    private final long serial = SERIALS.incrementAndGet();
-    private static final java.util.concurrent.atomic.AtomicLong SERIALS = new java.util.concurrent.atomic.AtomicLong();
     /** The peers whose memory this context may address; guarded by the lock. */
     private final java.util.Set<SimDevice> peersEnabled = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
 
@@ -315,32 +311,23 @@ public final class SimDevice implements Driver {
 
         @Override
         public long allocationAttempts() {
-            lock.lock();
-            try {
+            try (var _ = lock.hold()) {
                 return allocAttempts;
-            } finally {
-                lock.unlock();
             }
         }
 
         @Override
         public boolean kernelFaultArmed(String module, String func) {
             String name = Objects.requireNonNull(module, "module") + "::" + Objects.requireNonNull(func, "func");
-            lock.lock();
-            try {
+            try (var _ = lock.hold()) {
                 return engine.faultKernels.contains(name);
-            } finally {
-                lock.unlock();
             }
         }
 
         @Override
         public java.util.Optional<CudaError> syncFailureArmed() {
-            lock.lock();
-            try {
+            try (var _ = lock.hold()) {
                 return java.util.Optional.ofNullable(syncFailure);
-            } finally {
-                lock.unlock();
             }
         }
 
@@ -361,11 +348,8 @@ public final class SimDevice implements Driver {
 
         @Override
         public boolean isClosed() {
-            lock.lock();
-            try {
+            try (var _ = lock.hold()) {
                 return closed;
-            } finally {
-                lock.unlock();
             }
         }
 
@@ -406,11 +390,8 @@ public final class SimDevice implements Driver {
         if (bytes <= 0) {
             throw new IllegalArgumentException("setCapacity(" + bytes + "): must be positive");
         }
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             memory.setCapacity(bytes);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -420,11 +401,8 @@ public final class SimDevice implements Driver {
      * @param seed the seed
      */
     public void setScheduleSeed(long seed) {
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             engine.seed(seed);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -439,11 +417,8 @@ public final class SimDevice implements Driver {
         if (nth < 1) {
             throw new IllegalArgumentException("failAllocation(" + nth + "): the count starts at 1 (the next allocation)");
         }
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             failAt.add(allocAttempts + nth);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -457,11 +432,8 @@ public final class SimDevice implements Driver {
     public void faultKernel(String module, String func) {
         Objects.requireNonNull(module, "module");
         Objects.requireNonNull(func, "func");
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             engine.faultKernels.add(module + "::" + func);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -478,11 +450,8 @@ public final class SimDevice implements Driver {
             throw new IllegalArgumentException("failNextSync(" + error + "): only sticky errors surface at a sync; "
                     + "for a failing call use the call's own arguments");
         }
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             syncFailure = error;
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -493,21 +462,15 @@ public final class SimDevice implements Driver {
      */
     public void setBlockOrder(SimBlockOrder order) {
         Objects.requireNonNull(order, "order");
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             engine.blockOrder = order;
-        } finally {
-            lock.unlock();
         }
     }
 
     /** {@return the virtual clock in nanoseconds} See {@link SimControls#clockNanos()}. */
     public long clockNanos() {
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             return engine.now;
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -520,11 +483,8 @@ public final class SimDevice implements Driver {
         if (nanos < 0) {
             throw new IllegalArgumentException("advanceClock(" + nanos + "): the clock does not go back");
         }
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             engine.advanceTo(Math.addExact(engine.now, nanos));
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -542,25 +502,19 @@ public final class SimDevice implements Driver {
             throw new IllegalArgumentException("setKernelDuration(" + module + ", " + func + ", " + nanos
                     + "): a duration is not negative");
         }
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             if (nanos == 0) {
                 engine.durations.remove(module + "::" + func);
             } else {
                 engine.durations.put(module + "::" + func, nanos);
             }
-        } finally {
-            lock.unlock();
         }
     }
 
     /** {@return the number of enqueued operations that have not run yet, on every stream} */
     public int pendingOperations() {
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             return scheduler.pendingCount();
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -584,11 +538,8 @@ public final class SimDevice implements Driver {
 
     @Override
     public DeviceInfo deviceInfo() {
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             return new DeviceInfo("sim", "metrale simulator", memory.capacity(), smCount, 9, 0, MAX_SHARED_OPTIN);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -603,16 +554,13 @@ public final class SimDevice implements Driver {
     @Override
     public long memAlloc(long bytes) {
         String op = "cuMemAlloc_v2";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             rules.checkUnsafe(op, "bytes=" + bytes);
             if (bytes == 0) {
                 throw err(CudaError.INVALID_VALUE, op, "bytes=0: an allocation needs at least one byte");
             }
             return allocate(Alloc.Kind.DEVICE, bytes, op, "bytes=" + bytes);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -620,8 +568,7 @@ public final class SimDevice implements Driver {
     public long memAllocManaged(long bytes, int flags) {
         String op = "cuMemAllocManaged";
         String d = "bytes=" + bytes + ", flags=" + flags;
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             rules.checkUnsafe(op, d);
             if (bytes == 0) {
@@ -631,8 +578,6 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.INVALID_VALUE, op, d + ": flags must be CU_MEM_ATTACH_GLOBAL (1) or CU_MEM_ATTACH_HOST (2)");
             }
             return allocate(Alloc.Kind.MANAGED, bytes, op, d);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -657,8 +602,7 @@ public final class SimDevice implements Driver {
     @Override
     public void memFree(long ptr) {
         String op = "cuMemFree_v2";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             rules.checkUnsafe(op, "ptr=" + hex(ptr));
             if (ptr == 0) {
@@ -672,8 +616,6 @@ public final class SimDevice implements Driver {
             drainAll(op, "ptr=" + hex(ptr));
             asyncPool.freedNow(ptr, a.size);
             memory.free(a);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -695,12 +637,9 @@ public final class SimDevice implements Driver {
 
     @Override
     public MemInfo memGetInfo() {
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter("cuMemGetInfo_v2");
             return new MemInfo(memory.free(), memory.capacity());
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -722,8 +661,7 @@ public final class SimDevice implements Driver {
     public long memAllocAsync(long bytes, long stream) {
         String op = "cuMemAllocAsync";
         String d = "bytes=" + bytes + ", stream=" + hex(stream);
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
@@ -743,8 +681,6 @@ public final class SimDevice implements Driver {
             }
             asyncPool.allocated(p, bytes);
             return p;
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -753,8 +689,7 @@ public final class SimDevice implements Driver {
     public void memFreeAsync(long ptr, long stream) {
         String op = "cuMemFreeAsync";
         String d = "ptr=" + hex(ptr) + ", stream=" + hex(stream);
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
@@ -767,27 +702,21 @@ public final class SimDevice implements Driver {
                         + whyNotFreeable(ptr, a != null && a.kind == Alloc.Kind.PINNED ? a : null) + ")");
             }
             scheduler.enqueue(s, asyncPool.freeAsync(a), null);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void memPoolTrimTo(long minBytesToKeep) {
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter("cuMemPoolTrimTo");
             asyncPool.trimTo(minBytesToKeep);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public long memPoolGetAttribute(int attr) {
         String op = "cuMemPoolGetAttribute";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             return switch (attr) {
                 case MEMPOOL_ATTR_RELEASE_THRESHOLD -> asyncPool.threshold();
@@ -797,16 +726,13 @@ public final class SimDevice implements Driver {
                 case MEMPOOL_ATTR_USED_MEM_HIGH -> asyncPool.usedHigh();
                 default -> throw err(CudaError.INVALID_VALUE, op, "attr=" + attr + ": not a 64-bit pool attribute (4 to 8)");
             };
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void memPoolSetAttribute(int attr, long value) {
         String op = "cuMemPoolSetAttribute";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             if (attr == MEMPOOL_ATTR_RELEASE_THRESHOLD) {
                 asyncPool.threshold(value);
@@ -818,8 +744,6 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.INVALID_VALUE, op, "attr=" + attr + ", value=" + value
                         + ": settable are the release threshold (4) and, to 0, the high-water marks (6, 8)");
             }
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -843,8 +767,7 @@ public final class SimDevice implements Driver {
     @Override
     public String streamOrderViolation(long ptr, long bytes, long stream) {
         String op = "streamOrderViolation";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimStream t = stream(stream, op);
             if (scheduler.idle()) {
@@ -883,8 +806,6 @@ public final class SimDevice implements Driver {
                 }
             }
             return null;
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -892,8 +813,7 @@ public final class SimDevice implements Driver {
     public MemorySegment memHostAlloc(long bytes, int flags) {
         String op = "cuMemHostAlloc";
         String d = "bytes=" + bytes + ", flags=" + flags;
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             rules.checkUnsafe(op, d);
             if ((flags & ~7) != 0) {
@@ -910,16 +830,13 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.OUT_OF_MEMORY, op, d + ": the JVM could not get that much native memory");
             }
             return a.segment;
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void memFreeHost(MemorySegment host) {
         String op = "cuMemFreeHost";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             rules.checkUnsafe(op, "host=" + host);
             if (host == null || host.address() == 0) {
@@ -935,16 +852,13 @@ public final class SimDevice implements Driver {
             }
             drainAll(op, d);
             memory.free(a);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public long memHostGetDevicePointer(MemorySegment host) {
         String op = "cuMemHostGetDevicePointer_v2";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             long addr = host == null || !host.isNative() ? 0 : host.address();
             Alloc a = addr == 0 ? null : memory.find(addr);
@@ -953,8 +867,6 @@ public final class SimDevice implements Driver {
                         + ": not inside page-locked memory from cuMemHostAlloc");
             }
             return addr;
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -1043,15 +955,12 @@ public final class SimDevice implements Driver {
      * operands and enqueues the work.
      */
     private void legacyCopy(String op, String d, long bytes, Runnable body) {
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             rules.checkLegacyWork(op, d);
             if (checkCount(null, bytes, op, d)) {
                 body.run();
             }
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -1061,16 +970,13 @@ public final class SimDevice implements Driver {
      * no-op, anything else goes to {@code body}, which checks the operands and submits the work.
      */
     private void streamCopy(String op, long stream, long bytes, Consumer<SimStream> body) {
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
             if (checkCount(s, bytes, op, null)) {
                 body.accept(s);
             }
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -1101,8 +1007,7 @@ public final class SimDevice implements Driver {
     @Override
     public void memcpy2DAsync(long dst, long dstPitch, long src, long srcPitch, long widthBytes, long height, long stream) {
         String op = "cuMemcpy2DAsync_v2";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
@@ -1128,16 +1033,13 @@ public final class SimDevice implements Driver {
             checkDevice(s, src, srcSpan, op, d, "source");
             checkDevice(s, dst, dstSpan, op, d, "destination");
             submit(s, new Works.Copy2D(dst, dstPitch, src, srcPitch, widthBytes, height), op, d);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void memsetD8(long ptr, int value, long bytes) {
         String op = "cuMemsetD8_v2";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             String d = "ptr=" + hex(ptr) + ", value=" + value + ", bytes=" + bytes;
             rules.checkLegacyWork(op, d);
@@ -1149,16 +1051,13 @@ public final class SimDevice implements Driver {
             }
             checkDevice(null, ptr, bytes, op, d, "range");
             scheduler.enqueue(legacy, new Works.Memset(op, ptr, (byte) value, bytes), null);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void memsetD8Async(long ptr, int value, long bytes, long stream) {
         String op = "cuMemsetD8Async";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
@@ -1170,8 +1069,6 @@ public final class SimDevice implements Driver {
             }
             checkDevice(s, ptr, bytes, op, null, "range");
             submit(s, new Works.Memset(op, ptr, (byte) value, bytes), op, null);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -1180,8 +1077,7 @@ public final class SimDevice implements Driver {
     @Override
     public long streamCreate(int flags) {
         String op = "cuStreamCreate";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             if (flags != 0 && flags != 1) {
                 throw err(CudaError.INVALID_VALUE, op, "flags=" + flags + ": must be 0 or CU_STREAM_NON_BLOCKING (1)");
@@ -1190,16 +1086,13 @@ public final class SimDevice implements Driver {
             streams.put(h, new SimStream(h, SimStream.Kind.USER, flags == 0,
                     "stream " + hex(h) + (flags == 1 ? " (non-blocking)" : "")));
             return h;
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void streamDestroy(long stream) {
         String op = "cuStreamDestroy_v2";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             if (stream == 0 || stream == 1 || stream == 2) {
                 throw err(CudaError.INVALID_HANDLE, op, "stream=" + stream + ": "
@@ -1214,16 +1107,13 @@ public final class SimDevice implements Driver {
                 s.capture.invalidate(op);
             }
             // Pending work stays queued and runs at the next synchronization that needs it.
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void streamSynchronize(long stream) {
         String op = "cuStreamSynchronize";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimStream s = stream(stream, op);
             rules.checkNotCapturing(s, op);
@@ -1235,16 +1125,13 @@ public final class SimDevice implements Driver {
             drain(op, s, s.tail());
             engine.advanceTo(s.lastEnd);
             asyncPool.synchronizedHost();
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public boolean streamQuery(long stream) {
         String op = "cuStreamQuery";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimStream s = stream(stream, op);
             rules.checkNotCapturing(s, op);
@@ -1263,31 +1150,25 @@ public final class SimDevice implements Driver {
             }
             step(op, s, t);
             return false;
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void ctxSynchronize() {
         String op = "cuCtxSynchronize";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             rules.checkContextSync(op);
             injectedSyncFailure(op, "the context");
             drainAll(op, "");
             asyncPool.synchronizedHost();
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public long eventCreate(int flags) {
         String op = "cuEventCreate";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             if ((flags & ~7) != 0) {
                 throw err(CudaError.INVALID_VALUE, op, "flags=" + flags
@@ -1299,16 +1180,13 @@ public final class SimDevice implements Driver {
             long h = Ids.handle();
             events.put(h, new SimEvent(h, flags));
             return h;
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void eventRecord(long event, long stream) {
         String op = "cuEventRecord";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimEvent ev = event(event, op);
             SimStream s = stream(stream, op);
@@ -1322,16 +1200,13 @@ public final class SimDevice implements Driver {
             ev.capturedIn = null;
             ev.capturedTails = null;
             ev.op = scheduler.enqueue(s, new Works.Marker(op + "(" + ev + ") on " + s), null);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void streamWaitEvent(long stream, long event, int flags) {
         String op = "cuStreamWaitEvent";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimStream s = stream(stream, op);
             SimEvent ev = event(event, op);
@@ -1353,16 +1228,13 @@ public final class SimDevice implements Driver {
             }
             // Pending, or executed but still running on the virtual clock: the stream waits for its end.
             scheduler.enqueue(s, new Works.Marker(op + "(" + s + ", " + ev + ")"), ev.op);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void eventSynchronize(long event) {
         String op = "cuEventSynchronize";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimEvent ev = event(event, op);
             rules.checkNotCaptured(ev, op);
@@ -1373,16 +1245,13 @@ public final class SimDevice implements Driver {
                 engine.advanceTo(ev.op.end);
             }
             asyncPool.synchronizedHost();
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public boolean eventQuery(long event) {
         String op = "cuEventQuery";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimEvent ev = event(event, op);
             rules.checkNotCaptured(ev, op);
@@ -1396,16 +1265,13 @@ public final class SimDevice implements Driver {
             }
             step(op, ev, ev.op);
             return false;
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public float eventElapsedTime(long start, long end) {
         String op = "cuEventElapsedTime";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimEvent a = event(start, op);
             SimEvent b = event(end, op);
@@ -1426,22 +1292,17 @@ public final class SimDevice implements Driver {
             }
             // Virtual time: what the twins between the two records declared.
             return (float) ((b.op.end - a.op.end) / 1e6);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void eventDestroy(long event) {
         String op = "cuEventDestroy_v2";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             if (events.remove(event) == null) {
                 throw err(CudaError.INVALID_HANDLE, op, "event=" + hex(event) + ": not a live event");
             }
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -1455,21 +1316,17 @@ public final class SimDevice implements Driver {
     @Override
     public void streamBeginCapture(long stream, int mode) {
         String op = "cuStreamBeginCapture_v2";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimStream s = stream(stream, op);
             rules.begin(s, mode, op);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public long streamEndCapture(long stream) {
         String op = "cuStreamEndCapture";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimStream s = stream(stream, op);
             List<Works.Node> captured = rules.end(s, op);
@@ -1482,8 +1339,6 @@ public final class SimDevice implements Driver {
             }
             graphNodes.put(g, ids);
             return g;
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -1491,21 +1346,17 @@ public final class SimDevice implements Driver {
     @Override
     public int streamIsCapturing(long stream) {
         String op = "cuStreamIsCapturing";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimStream s = stream(stream, op);
             return rules.status(s, op);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public long graphInstantiate(long graph) {
         String op = "cuGraphInstantiateWithFlags";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             List<Works.Node> nodes = graphs.get(graph);
             if (nodes == null) {
@@ -1521,16 +1372,13 @@ public final class SimDevice implements Driver {
             }
             execs.put(x, new SimExec(graph, new Works.GraphRun(nodes, "graph exec " + hex(x)), kinds));
             return x;
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void graphLaunch(long exec, long stream) {
         String op = "cuGraphLaunch";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimExec x = execs.get(exec);
             if (x == null) {
@@ -1551,30 +1399,24 @@ public final class SimDevice implements Driver {
                 rules.checkLegacyWork(op, "exec=" + hex(exec));
             }
             x.lastLaunch = scheduler.enqueue(s, x.run, x.lastLaunch);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void graphExecDestroy(long exec) {
         String op = "cuGraphExecDestroy";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             if (execs.remove(exec) == null) {
                 throw err(CudaError.INVALID_VALUE, op, "exec=" + hex(exec) + ": not a live executable graph");
             }
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void graphDestroy(long graph) {
         String op = "cuGraphDestroy";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             if (graphs.remove(graph) == null) {
                 throw err(CudaError.INVALID_VALUE, op, "graph=" + hex(graph) + ": not a live graph");
@@ -1582,32 +1424,26 @@ public final class SimDevice implements Driver {
             for (long n : graphNodes.remove(graph)) {
                 nodes.remove(n);
             }
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public long[] graphGetNodes(long graph) {
         String op = "cuGraphGetNodes";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             long[] ids = graphNodes.get(graph);
             if (ids == null) {
                 throw err(CudaError.INVALID_VALUE, op, "hGraph=" + hex(graph) + ": not a live graph");
             }
             return ids.clone();
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public long[][] graphGetEdges(long graph) {
         String op = "cuGraphGetEdges_v2";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             List<Works.Node> g = graphs.get(graph);
             if (g == null) {
@@ -1628,29 +1464,23 @@ public final class SimDevice implements Driver {
                 }
             }
             return new long[][] {from, to};
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public int graphNodeType(long node) {
         String op = "cuGraphNodeGetType";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             long[] ref = node(node, op);
             return Works.GraphRun.nodeType(graphs.get(ref[0]).get((int) ref[1]).work());
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
         String op = "cuGraphExecKernelNodeSetParams_v2";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimExec x = execs.get(exec);
             if (x == null) {
@@ -1676,16 +1506,13 @@ public final class SimDevice implements Driver {
                         + (f == null ? " is not a live function of this context" : ": its module was unloaded"));
             }
             x.run = x.run.with(i, kernelWork(f, config, args, op, null));
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void graphExecMemsetNodeSetParams(long exec, long node, long ptr, int value, long bytes) {
         String op = "cuGraphExecMemsetNodeSetParams";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimExec x = execs.get(exec);
             if (x == null) {
@@ -1721,16 +1548,13 @@ public final class SimDevice implements Driver {
                         + was.label + " memory at instantiation; it must be the same kind of allocation");
             }
             x.run = x.run.with(i, new Works.Memset(old.op(), ptr, (byte) value, bytes));
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void graphExecCopyNodeSetParams(long exec, long node, long src, long dst, long bytes) {
         String op = "cuGraphExecMemcpyNodeSetParams";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimExec x = execs.get(exec);
             if (x == null) {
@@ -1754,16 +1578,13 @@ public final class SimDevice implements Driver {
             checkDevice(null, src, bytes, op, d, "source");
             checkDevice(null, dst, bytes, op, d, "destination");
             x.run = x.run.with(i, new Works.CopyD2D(old.op(), dst, src, bytes));
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public int graphExecUpdate(long exec, long graph) {
         String op = "cuGraphExecUpdate_v2";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimExec x = execs.get(exec);
             List<Works.Node> to = graphs.get(graph);
@@ -1800,8 +1621,6 @@ public final class SimDevice implements Driver {
             }
             x.run = run;
             return Driver.UPDATE_SUCCESS;
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -1841,8 +1660,7 @@ public final class SimDevice implements Driver {
     @Override
     public long moduleLoadData(String name, byte[] image) {
         String op = "cuModuleLoadData";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             if (name == null || name.isEmpty() || name.contains("::")) {
                 throw err(CudaError.INVALID_VALUE, op, "name=" + name + ": a module needs a non-empty name without '::'");
@@ -1851,32 +1669,26 @@ public final class SimDevice implements Driver {
             long h = Ids.handle();
             modules.put(h, new SimModule(h, name, img.kind(), img.entries(), img.params()));
             return h;
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void moduleUnload(long module) {
         String op = "cuModuleUnload";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimModule m = modules.remove(module);
             if (m == null) {
                 throw err(CudaError.INVALID_HANDLE, op, "module=" + hex(module) + ": not a loaded module");
             }
             m.loaded = false;
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public long moduleGetFunction(long module, String func) {
         String op = "cuModuleGetFunction";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimModule m = modules.get(module);
             if (m == null) {
@@ -1908,16 +1720,13 @@ public final class SimDevice implements Driver {
                 f.kernel = k;
             }
             return f.handle;
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void funcSetMaxDynamicSharedMemory(long func, int bytes) {
         String op = "cuFuncSetAttribute";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimFunction f = function(func, op, null);
             if (bytes < 0 || bytes > MAX_SHARED_OPTIN) {
@@ -1925,23 +1734,18 @@ public final class SimDevice implements Driver {
                         + " is outside [0, " + MAX_SHARED_OPTIN + "]");
             }
             f.maxDynamicShared = bytes;
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void launchKernel(long func, LaunchConfig config, long stream, KernelArgs args) {
         String op = "cuLaunchKernel";
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
             SimFunction f = function(func, op, s);
             submit(s, kernelWork(f, config, args, op, s), op, f.name);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -2103,8 +1907,7 @@ public final class SimDevice implements Driver {
     public void enablePeerAccess(Driver peer) {
         String op = "cuCtxEnablePeerAccess";
         SimDevice p = peer(peer, op);
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             if (p.ordinal == ordinal) {
                 throw err(CudaError.INVALID_DEVICE, op, "the peer context is on this context's own device " + ordinal);
@@ -2113,8 +1916,6 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.PEER_ACCESS_ALREADY_ENABLED, op, "device " + ordinal + " -> device " + p.ordinal);
             }
             engine.peers.add(p.memory);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -2153,8 +1954,7 @@ public final class SimDevice implements Driver {
      * kind, the legacy stream's or the blocking streams'), for work the simulator then does at once.
      */
     private void drainBefore(long stream, String op, String what) {
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
@@ -2163,8 +1963,6 @@ public final class SimDevice implements Driver {
             }
             Op o = submit(s, new Works.Marker(op + " on " + s), op, null);
             drain(op, s, o);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -2173,26 +1971,18 @@ public final class SimDevice implements Driver {
         if (bytes == 0) {
             return;
         }
-        SimDevice first = serial <= p.serial ? this : p;
-        SimDevice second = first == this ? p : this;
-        first.lock.lock();
-        try {
-            second.lock.lock();
-            try {
-                enter(op);
-                p.enter(op);
-                String d = "dst=" + hex(dst) + " (device " + p.ordinal + "), src=" + hex(src) + " (device " + ordinal
-                        + "), bytes=" + bytes;
-                checkDevice(null, src, bytes, op, d, "source");
-                p.checkDevice(null, dst, bytes, op, d, "destination");
-                MemorySegment from = memory.rangeOrFault(src, bytes, op);
-                MemorySegment to = p.memory.rangeOrFault(dst, bytes, op);
-                MemorySegment.copy(from, 0, to, 0, bytes);
-            } finally {
-                second.lock.unlock();
-            }
-        } finally {
-            first.lock.unlock();
+        SimLock first = SimLock.first(lock, p.lock);
+        SimLock second = first == lock ? p.lock : lock;
+        try (var _ = first.hold(); var _ = second.hold()) {
+            enter(op);
+            p.enter(op);
+            String d = "dst=" + hex(dst) + " (device " + p.ordinal + "), src=" + hex(src) + " (device " + ordinal
+                    + "), bytes=" + bytes;
+            checkDevice(null, src, bytes, op, d, "source");
+            p.checkDevice(null, dst, bytes, op, d, "destination");
+            MemorySegment from = memory.rangeOrFault(src, bytes, op);
+            MemorySegment to = p.memory.rangeOrFault(dst, bytes, op);
+            MemorySegment.copy(from, 0, to, 0, bytes);
         }
     }
 
@@ -2204,15 +1994,12 @@ public final class SimDevice implements Driver {
             return;
         }
         SimDevice p = peer(eventDriver, op);
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             enter(op);
             SimStream s = stream(stream, op);
             if (s.capture != null) {
                 throw CaptureRules.bad(s, CudaError.NOT_SUPPORTED, op, "the simulator cannot capture a wait for another device's event");
             }
-        } finally {
-            lock.unlock();
         }
         // The event's work completes before anything later on the stream: here, before the call returns.
         p.eventSynchronize(event);
@@ -2221,21 +2008,17 @@ public final class SimDevice implements Driver {
 
     @Override
     public CudaError probe() {
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             if (sticky == null && !closed) {
                 adoptProcessFault();
             }
             return sticky == null ? CudaError.SUCCESS : sticky;
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void close() {
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             if (closed) {
                 return;
             }
@@ -2254,8 +2037,6 @@ public final class SimDevice implements Driver {
             nodes.clear();
             execs.clear();
             rules.clear();
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -2266,11 +2047,8 @@ public final class SimDevice implements Driver {
      * it is empty before close too.
      */
     public List<String> liveAtClose() {
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             return liveAtClose;
-        } finally {
-            lock.unlock();
         }
     }
 
