@@ -57,7 +57,7 @@ import metrale.gpu.spi.MemInfo;
  * that finds work pending reports {@code NOT_READY} and then lets the device advance by one
  * operation toward that work, so a query right after an enqueue is always {@code NOT_READY} and a
  * polling loop still ends. When several streams have work ready at once, a seeded random sequence
- * (option {@code sim.seed}, {@link #setScheduleSeed}) picks the interleaving. Kernels run on the
+ * (option {@code sim.seed}, {@link SimControls#setScheduleSeed}) picks the interleaving. Kernels run on the
  * thread that drains their stream, one at a time.
  *
  * <p><b>Options</b> ({@link DriverConfig}):
@@ -86,8 +86,8 @@ import metrale.gpu.spi.MemInfo;
  * there is no reset. It also poisons the device's simulated process: every other device of that
  * process fails from its next call, and opening a device in it fails, as a new CUDA context does
  * after a sticky fault. The default process is the JVM's one shared simulated process; tests open
- * with {@code sim.process=fresh}. {@link #failAllocation}, {@link #faultKernel} and
- * {@link #failNextSync} inject faults for testing recovery paths.
+ * with {@code sim.process=fresh}. {@link SimControls#failAllocation}, {@link SimControls#faultKernel} and
+ * {@link SimControls#failNextSync} inject faults for testing recovery paths.
  *
  * <p><b>Identity.</b> Device addresses and handles come from one space for the whole JVM
  * ({@link Ids}): a pointer or handle of another simulated device is never valid here.
@@ -138,19 +138,16 @@ public final class SimDevice implements Driver {
     private final Map<Long, long[]> graphNodes = new HashMap<>();
     /** Node handle to {@code {graph, index}}. */
     private final Map<Long, long[]> nodes = new HashMap<>();
-    private final TreeSet<Long> failAt = new TreeSet<>();
     private final SimProcess process;
     private final SimTwins twins;
-    private long allocAttempts;
     /** Live allocations of {@code cuMemAllocAsync}, their bytes, high-water mark and the release threshold. */
     private final SimAsyncPool asyncPool;
     /** The runtime's allocations, for the reach of a kernel ({@link #allocationExtents}); {@code null} when not told. */
     private volatile Extents extents;
     private CudaError sticky;
     private String stickyDetail;
-    private CudaError syncFailure;
     private boolean closed;
-    private final SimControls controls = new Controls();
+    private final SimControlsImpl controls;
     private List<String> liveAtClose = List.of();
     private final int ordinal;
     private final int deviceCount;
@@ -221,6 +218,7 @@ public final class SimDevice implements Driver {
         engine.processMemories = process.memories;
         this.legacy = new SimStream(1, SimStream.Kind.LEGACY, false, "the legacy default stream");
         this.scheduler = new Scheduler(engine, legacy);
+        this.controls = new SimControlsImpl(this, lock, memory, engine, scheduler);
         this.engine.blockOrder = switch (config.getChoice(SimOptions.BLOCKS, "ordered",
                 List.of("ordered", "shuffled", "parallel"))) {
             case "shuffled" -> SimBlockOrder.SHUFFLED;
@@ -249,8 +247,8 @@ public final class SimDevice implements Driver {
     // ---- simulator controls and fault injection -----------------------------------------------
 
     /**
-     * {@return {@link SimControls} when asked for it} The controls are a separate object that only
-     * delegates to this device, so an application holding them cannot reach the driver.
+     * {@return {@link SimControls} or {@link SimInitCheck} when asked for it} The controls are a
+     * separate object ({@link SimControlsImpl}), so an application holding them cannot reach the driver.
      */
     @Override
     public <T> Optional<T> controls(Class<T> type) {
@@ -262,271 +260,9 @@ public final class SimDevice implements Driver {
         return process;
     }
 
-    /** {@return this device's controls} */
+    /** {@return this device's controls, the one holder of its knobs} */
     public SimControls simControls() {
         return controls;
-    }
-
-    /** The public face of the device: delegates, so it can never be cast to the driver. */
-    private final class Controls implements SimControls, SimInitCheck {
-        @Override
-        public boolean initCheckEnabled() {
-            return SimDevice.this.initCheckEnabled();
-        }
-
-        @Override
-        public List<UninitializedRead> uninitializedReads() {
-            return SimDevice.this.uninitializedReads();
-        }
-
-        @Override
-        public void setCapacity(long bytes) {
-            SimDevice.this.setCapacity(bytes);
-        }
-
-        @Override
-        public void setScheduleSeed(long seed) {
-            SimDevice.this.setScheduleSeed(seed);
-        }
-
-        @Override
-        public void failAllocation(int nth) {
-            SimDevice.this.failAllocation(nth);
-        }
-
-        @Override
-        public void faultKernel(String module, String func) {
-            SimDevice.this.faultKernel(module, func);
-        }
-
-        @Override
-        public void failNextSync(CudaError error) {
-            SimDevice.this.failNextSync(error);
-        }
-
-        @Override
-        public int pendingOperations() {
-            return SimDevice.this.pendingOperations();
-        }
-
-        @Override
-        public long allocationAttempts() {
-            try (var _ = lock.hold()) {
-                return allocAttempts;
-            }
-        }
-
-        @Override
-        public boolean kernelFaultArmed(String module, String func) {
-            String name = Objects.requireNonNull(module, "module") + "::" + Objects.requireNonNull(func, "func");
-            try (var _ = lock.hold()) {
-                return engine.faultKernels.contains(name);
-            }
-        }
-
-        @Override
-        public java.util.Optional<CudaError> syncFailureArmed() {
-            try (var _ = lock.hold()) {
-                return java.util.Optional.ofNullable(syncFailure);
-            }
-        }
-
-        @Override
-        public List<String> liveAtClose() {
-            return SimDevice.this.liveAtClose();
-        }
-
-        @Override
-        public long allocForeign(long bytes) {
-            return memAlloc(bytes);
-        }
-
-        @Override
-        public void freeForeign(long ptr) {
-            memFree(ptr);
-        }
-
-        @Override
-        public boolean isClosed() {
-            try (var _ = lock.hold()) {
-                return closed;
-            }
-        }
-
-        @Override
-        public void setBlockOrder(SimBlockOrder order) {
-            SimDevice.this.setBlockOrder(order);
-        }
-
-        @Override
-        public long clockNanos() {
-            return SimDevice.this.clockNanos();
-        }
-
-        @Override
-        public void advanceClock(long nanos) {
-            SimDevice.this.advanceClock(nanos);
-        }
-
-        @Override
-        public void setKernelDuration(String module, String func, long nanos) {
-            SimDevice.this.setKernelDuration(module, func, nanos);
-        }
-
-        @Override
-        public String toString() {
-            return "SimControls of " + SimDevice.this;
-        }
-    }
-
-    /**
-     * Sets the device memory size, as {@code sim.capacity} does. Live allocations stay; if they
-     * exceed the new size, free memory reads 0 until enough is freed.
-     *
-     * @param bytes the capacity, positive
-     * @throws IllegalArgumentException if {@code bytes} is not positive
-     */
-    public void setCapacity(long bytes) {
-        if (bytes <= 0) {
-            throw new IllegalArgumentException("setCapacity(" + bytes + "): must be positive");
-        }
-        try (var _ = lock.hold()) {
-            memory.setCapacity(bytes);
-        }
-    }
-
-    /**
-     * Restarts the schedule from {@code seed}: the same calls then interleave ready streams the same way.
-     *
-     * @param seed the seed
-     */
-    public void setScheduleSeed(long seed) {
-        try (var _ = lock.hold()) {
-            engine.seed(seed);
-        }
-    }
-
-    /**
-     * Makes the {@code nth} device allocation from now ({@code cuMemAlloc} or
-     * {@code cuMemAllocManaged}; 1 is the next one) fail with {@code OUT_OF_MEMORY}. Not sticky.
-     *
-     * @param nth which future allocation fails, at least 1
-     * @throws IllegalArgumentException if {@code nth} is below 1
-     */
-    public void failAllocation(int nth) {
-        if (nth < 1) {
-            throw new IllegalArgumentException("failAllocation(" + nth + "): the count starts at 1 (the next allocation)");
-        }
-        try (var _ = lock.hold()) {
-            failAt.add(allocAttempts + nth);
-        }
-    }
-
-    /**
-     * Makes the next run of {@code module::func} raise {@code ILLEGAL_ADDRESS} instead of running,
-     * latched as a sticky fault when the launch executes.
-     *
-     * @param module the module's load name
-     * @param func   the function's name
-     */
-    public void faultKernel(String module, String func) {
-        Objects.requireNonNull(module, "module");
-        Objects.requireNonNull(func, "func");
-        try (var _ = lock.hold()) {
-            engine.faultKernels.add(module + "::" + func);
-        }
-    }
-
-    /**
-     * Makes the next {@code cuStreamSynchronize}, {@code cuEventSynchronize} or
-     * {@code cuCtxSynchronize} report {@code error} and latch it, as an asynchronous device fault would.
-     *
-     * @param error a sticky error, such as {@link CudaError#ILLEGAL_ADDRESS} or {@link CudaError#LAUNCH_FAILED}
-     * @throws IllegalArgumentException if {@code error} is not sticky
-     */
-    public void failNextSync(CudaError error) {
-        Objects.requireNonNull(error, "error");
-        if (!error.isSticky()) {
-            throw new IllegalArgumentException("failNextSync(" + error + "): only sticky errors surface at a sync; "
-                    + "for a failing call use the call's own arguments");
-        }
-        try (var _ = lock.hold()) {
-            syncFailure = error;
-        }
-    }
-
-    /**
-     * Sets how the blocks of later launches run; see {@link SimControls#setBlockOrder}.
-     *
-     * @param order the block order
-     */
-    public void setBlockOrder(SimBlockOrder order) {
-        Objects.requireNonNull(order, "order");
-        try (var _ = lock.hold()) {
-            engine.blockOrder = order;
-        }
-    }
-
-    /** {@return the virtual clock in nanoseconds} See {@link SimControls#clockNanos()}. */
-    public long clockNanos() {
-        try (var _ = lock.hold()) {
-            return engine.now;
-        }
-    }
-
-    /**
-     * Moves the virtual clock forward; see {@link SimControls#advanceClock}.
-     *
-     * @param nanos how far, at least 0
-     */
-    public void advanceClock(long nanos) {
-        if (nanos < 0) {
-            throw new IllegalArgumentException("advanceClock(" + nanos + "): the clock does not go back");
-        }
-        try (var _ = lock.hold()) {
-            engine.advanceTo(Math.addExact(engine.now, nanos));
-        }
-    }
-
-    /**
-     * Declares every launch of {@code module::func} to run {@code nanos}; see {@link SimControls#setKernelDuration}.
-     *
-     * @param module the module's load name
-     * @param func   the function's name
-     * @param nanos  the duration, at least 0; 0 removes it
-     */
-    public void setKernelDuration(String module, String func, long nanos) {
-        Objects.requireNonNull(module, "module");
-        Objects.requireNonNull(func, "func");
-        if (nanos < 0) {
-            throw new IllegalArgumentException("setKernelDuration(" + module + ", " + func + ", " + nanos
-                    + "): a duration is not negative");
-        }
-        try (var _ = lock.hold()) {
-            if (nanos == 0) {
-                engine.durations.remove(module + "::" + func);
-            } else {
-                engine.durations.put(module + "::" + func, nanos);
-            }
-        }
-    }
-
-    /** {@return the number of enqueued operations that have not run yet, on every stream} */
-    public int pendingOperations() {
-        try (var _ = lock.hold()) {
-            return scheduler.pendingCount();
-        }
-    }
-
-    /** {@return whether this device runs the initcheck (option {@code sim.initcheck})} */
-    public boolean initCheckEnabled() {
-        return memory.init != null;
-    }
-
-    /** {@return the initcheck's findings so far, first seen first; empty when it is off} */
-    public List<UninitializedRead> uninitializedReads() {
-        InitCheck init = memory.init;
-        return init == null ? List.of() : init.reads();
     }
 
     // ---- identity -----------------------------------------------------------------------------
@@ -582,10 +318,10 @@ public final class SimDevice implements Driver {
     }
 
     private long allocate(Alloc.Kind kind, long bytes, String op, String d) {
-        allocAttempts++;
-        if (failAt.remove(allocAttempts)) {
+        long injected = controls.allocationAttempt();
+        if (injected != 0) {
             throw err(CudaError.OUT_OF_MEMORY, op, d + ": injected by SimControls.failAllocation (device allocation #"
-                    + allocAttempts + "); free " + memory.free() + " of " + memory.capacity() + " bytes");
+                    + injected + "); free " + memory.free() + " of " + memory.capacity() + " bytes");
         }
         if (bytes < 0 || !memory.fits(bytes)) {
             throw err(CudaError.OUT_OF_MEMORY, op, d + (bytes < 0 ? " (as size_t " + Long.toUnsignedString(bytes) + ")" : "")
@@ -2044,12 +1780,15 @@ public final class SimDevice implements Driver {
      * {@return what this device still held when {@link #close()} was first called, one line per kind
      * with its count (device, managed and page-locked allocations, streams, events, modules, graphs,
      * graph execs)} A runtime that released everything before closing its driver leaves it empty;
-     * it is empty before close too.
+     * it is empty before close too. Under the lock.
      */
-    public List<String> liveAtClose() {
-        try (var _ = lock.hold()) {
-            return liveAtClose;
-        }
+    List<String> liveAtClose() {
+        return liveAtClose;
+    }
+
+    /** {@return whether {@link #close()} was called} Under the lock. */
+    boolean isClosed() {
+        return closed;
     }
 
     private List<String> describeLive() {
@@ -2199,9 +1938,8 @@ public final class SimDevice implements Driver {
 
 
     private void injectedSyncFailure(String op, Object what) {
-        if (syncFailure != null) {
-            CudaError e = syncFailure;
-            syncFailure = null;
+        CudaError e = controls.takeSyncFailure();
+        if (e != null) {
             setSticky(e, e + " injected by SimControls.failNextSync and reported by " + op + " of " + what);
             throw err(e, op, stickyDetail);
         }
