@@ -150,7 +150,6 @@ public final class SimDevice implements Driver {
     private final SimControlsImpl controls;
     private List<String> liveAtClose = List.of();
     private final int ordinal;
-    private final int deviceCount;
     /** The peers whose memory this context may address; guarded by the lock. */
     private final java.util.Set<SimDevice> peersEnabled = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
 
@@ -176,72 +175,25 @@ public final class SimDevice implements Driver {
      * it is {@code null}.
      */
     SimDevice(DriverConfig config, SimProcess in) {
-        Objects.requireNonNull(config, "config");
-        long capacity = config.getLong(OPT_CAPACITY, DEFAULT_CAPACITY);
-        if (capacity <= 0) {
-            throw new IllegalArgumentException(DriverConfig.describe(OPT_CAPACITY) + " = " + capacity + " must be positive");
-        }
-        long sms = config.getLong(OPT_SMS, DEFAULT_SMS);
-        if (sms < 1 || sms > 100_000) {
-            throw new IllegalArgumentException(DriverConfig.describe(OPT_SMS) + " = " + sms + " must be in [1, 100000]");
-        }
-        long fill = config.getLong(OPT_FILL, DEFAULT_FILL);
-        if (fill < 0 || fill > 255) {
-            throw new IllegalArgumentException(DriverConfig.describe(OPT_FILL) + " = " + fill
-                    + " must be a byte value in [0, 255]");
-        }
-        String proc = config.get(SimOptions.PROCESS, SimOptions.PROCESS_SHARED);
-        this.process = in != null ? in : process(proc);
-        this.twins = config.object(SimOptions.TWINS, SimTwins.class).orElse(null);
-        SimProcess.Fault f = process.fault();
-        if (f != null) {
-            // CUDA: after a sticky fault a new context fails too; the process must be restarted.
-            throw err(f.error(), "cuDevicePrimaryCtxRetain", process + " is unusable after a sticky fault "
-                    + "(no in-process recovery, as on CUDA; open with " + SimOptions.PROCESS + "="
-                    + SimOptions.PROCESS_FRESH + " for a process of its own): " + f.detail());
-        }
-        this.deviceCount = deviceCount(config);
-        long dev = config.getLong(SimOptions.DEVICE, 0);
-        if (dev < 0 || dev >= deviceCount) {
-            throw err(CudaError.INVALID_DEVICE, "cuDeviceGet", "ordinal=" + dev + ": the simulated process has "
-                    + deviceCount + " device(s) (option " + SimOptions.DEVICES + ")");
-        }
-        this.ordinal = (int) dev;
-        this.smCount = (int) sms;
-        this.memory = new DeviceMemory(capacity, (byte) fill);
+        SimSettings o = SimSettings.parse(Objects.requireNonNull(config, "config"), in);
+        this.process = o.process();
+        this.twins = o.twins();
+        this.ordinal = o.ordinal();
+        this.smCount = o.sms();
+        this.memory = new DeviceMemory(o.capacity(), o.fill());
         this.asyncPool = new SimAsyncPool(memory);
-        if (config.getBoolean(SimInitCheck.OPT_INITCHECK, false)) {
+        if (o.initCheck()) {
             memory.init = new InitCheck();
         }
-        this.engine = new Engine(memory, config.getLong(OPT_SEED, 0));
+        this.engine = new Engine(memory, o.seed());
         engine.ordinal = ordinal;
         engine.processMemories = process.memories;
         this.legacy = new SimStream(1, SimStream.Kind.LEGACY, false, "the legacy default stream");
         this.scheduler = new Scheduler(engine, legacy);
         this.controls = new SimControlsImpl(this, lock, memory, engine, scheduler);
-        this.engine.blockOrder = switch (config.getChoice(SimOptions.BLOCKS, "ordered",
-                List.of("ordered", "shuffled", "parallel"))) {
-            case "shuffled" -> SimBlockOrder.SHUFFLED;
-            case "parallel" -> SimBlockOrder.PARALLEL;
-            default -> SimBlockOrder.ORDERED;
-        };
+        this.engine.blockOrder = o.blockOrder();
         // Last, once nothing can fail: close() takes it out again.
         process.memories.put(memory, ordinal);
-    }
-
-    /** {@return the simulated process option {@code sim.process} names: any case, but a {@code named:} NAME as given} */
-    private static SimProcess process(String proc) {
-        if (proc.regionMatches(true, 0, SimOptions.PROCESS_NAMED, 0, SimOptions.PROCESS_NAMED.length())) {
-            return SimProcess.named(proc.substring(SimOptions.PROCESS_NAMED.length()));
-        }
-        String w;
-        try {
-            w = Setting.parseChoice(DriverConfig.describe(SimOptions.PROCESS), proc,
-                    List.of(SimOptions.PROCESS_SHARED, SimOptions.PROCESS_FRESH));
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(e.getMessage() + ", nor " + SimOptions.PROCESS_NAMED + "NAME");
-        }
-        return w.equals(SimOptions.PROCESS_FRESH) ? SimProcess.fresh() : SimProcess.shared();
     }
 
     // ---- simulator controls and fault injection -----------------------------------------------
@@ -1570,9 +1522,6 @@ public final class SimDevice implements Driver {
                 + ": the simulator cannot compile CUDA C; load PTX or SimKernels.image(module) and register SimKernel twins");
     }
 
-    // ---- faults and teardown ----------------------------------------------------------------------
-
-
     // ---- several devices ------------------------------------------------------------------------
 
     /**
@@ -1582,12 +1531,7 @@ public final class SimDevice implements Driver {
      * @throws IllegalArgumentException if it is not in [1, {@value SimOptions#MAX_DEVICES}]
      */
     public static int deviceCount(DriverConfig config) {
-        long n = config.getLong(SimOptions.DEVICES, SimOptions.DEFAULT_DEVICES);
-        if (n < 1 || n > SimOptions.MAX_DEVICES) {
-            throw new IllegalArgumentException(DriverConfig.describe(SimOptions.DEVICES) + " = " + n + " must be in [1, "
-                    + SimOptions.MAX_DEVICES + "]");
-        }
-        return (int) n;
+        return SimSettings.deviceCount(config);
     }
 
     /**
@@ -1597,7 +1541,7 @@ public final class SimDevice implements Driver {
      */
     public static List<metrale.gpu.GpuDevice> devices(DriverConfig config) {
         int n = deviceCount(config);
-        long capacity = config.getLong(OPT_CAPACITY, DEFAULT_CAPACITY);
+        long capacity = SimSettings.listedCapacity(config);
         List<metrale.gpu.GpuDevice> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             List<Integer> peers = new ArrayList<>(n - 1);
