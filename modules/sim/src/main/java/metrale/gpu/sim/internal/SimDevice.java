@@ -131,13 +131,9 @@ public final class SimDevice implements Driver {
     private final Map<Long, SimEvent> events = new HashMap<>();
     private final Map<Long, SimModule> modules = new HashMap<>();
     private final Map<Long, SimFunction> functions = new HashMap<>();
-    private final Map<Long, List<Works.Node>> graphs = new HashMap<>();
-    private final Map<Long, SimExec> execs = new HashMap<>();
     private final CaptureRules rules = new CaptureRules();
-    /** Graph to its node handles, in capture order. */
-    private final Map<Long, long[]> graphNodes = new HashMap<>();
-    /** Node handle to {@code {graph, index}}. */
-    private final Map<Long, long[]> nodes = new HashMap<>();
+    /** The graphs, their nodes and executable graphs, and the rules of updating an exec. */
+    private final SimGraphs graphs;
     private final SimProcess process;
     private final SimTwins twins;
     /** Live allocations of {@code cuMemAllocAsync}, their bytes, high-water mark and the release threshold. */
@@ -182,6 +178,7 @@ public final class SimDevice implements Driver {
         this.smCount = o.sms();
         this.memory = new DeviceMemory(o.capacity(), o.fill());
         this.asyncPool = new SimAsyncPool(memory);
+        this.graphs = new SimGraphs(memory);
         if (o.initCheck()) {
             memory.init = new InitCheck();
         }
@@ -1016,20 +1013,9 @@ public final class SimDevice implements Driver {
         String op = "cuStreamEndCapture";
         try (var _ = lock.hold()) {
             enter(op);
-            SimStream s = stream(stream, op);
-            List<Works.Node> captured = rules.end(s, op);
-            long g = Ids.handle();
-            graphs.put(g, captured);
-            long[] ids = new long[captured.size()];
-            for (int i = 0; i < ids.length; i++) {
-                ids[i] = Ids.handle();
-                nodes.put(ids[i], new long[] {g, i});
-            }
-            graphNodes.put(g, ids);
-            return g;
+            return graphs.add(rules.end(stream(stream, op), op));
         }
     }
-
 
     @Override
     public int streamIsCapturing(long stream) {
@@ -1046,20 +1032,7 @@ public final class SimDevice implements Driver {
         String op = "cuGraphInstantiateWithFlags";
         try (var _ = lock.hold()) {
             enter(op);
-            List<Works.Node> nodes = graphs.get(graph);
-            if (nodes == null) {
-                throw err(CudaError.INVALID_VALUE, op, "graph=" + hex(graph) + ": not a live graph");
-            }
-            long x = Ids.handle();
-            Alloc.Kind[] kinds = new Alloc.Kind[nodes.size()];
-            for (int i = 0; i < kinds.length; i++) {
-                if (nodes.get(i).work() instanceof Works.Memset m) {
-                    Alloc a = memory.find(m.ptr());
-                    kinds[i] = a == null ? null : a.kind;
-                }
-            }
-            execs.put(x, new SimExec(graph, new Works.GraphRun(nodes, "graph exec " + hex(x)), kinds));
-            return x;
+            return graphs.instantiate(graph, op);
         }
     }
 
@@ -1068,10 +1041,7 @@ public final class SimDevice implements Driver {
         String op = "cuGraphLaunch";
         try (var _ = lock.hold()) {
             enter(op);
-            SimExec x = execs.get(exec);
-            if (x == null) {
-                throw err(CudaError.INVALID_VALUE, op, "exec=" + hex(exec) + ": not a live executable graph");
-            }
+            SimExec x = graphs.exec(exec, op, "exec=");
             SimStream s = stream(stream, op);
             if (s.capture != null && s.capture.invalidated) {
                 // The H200 answers a graph launch into an invalidated capture with 900, not the 901
@@ -1095,9 +1065,7 @@ public final class SimDevice implements Driver {
         String op = "cuGraphExecDestroy";
         try (var _ = lock.hold()) {
             enter(op);
-            if (execs.remove(exec) == null) {
-                throw err(CudaError.INVALID_VALUE, op, "exec=" + hex(exec) + ": not a live executable graph");
-            }
+            graphs.destroyExec(exec, op);
         }
     }
 
@@ -1106,12 +1074,7 @@ public final class SimDevice implements Driver {
         String op = "cuGraphDestroy";
         try (var _ = lock.hold()) {
             enter(op);
-            if (graphs.remove(graph) == null) {
-                throw err(CudaError.INVALID_VALUE, op, "graph=" + hex(graph) + ": not a live graph");
-            }
-            for (long n : graphNodes.remove(graph)) {
-                nodes.remove(n);
-            }
+            graphs.destroy(graph, op);
         }
     }
 
@@ -1120,11 +1083,7 @@ public final class SimDevice implements Driver {
         String op = "cuGraphGetNodes";
         try (var _ = lock.hold()) {
             enter(op);
-            long[] ids = graphNodes.get(graph);
-            if (ids == null) {
-                throw err(CudaError.INVALID_VALUE, op, "hGraph=" + hex(graph) + ": not a live graph");
-            }
-            return ids.clone();
+            return graphs.nodes(graph, op);
         }
     }
 
@@ -1133,25 +1092,7 @@ public final class SimDevice implements Driver {
         String op = "cuGraphGetEdges_v2";
         try (var _ = lock.hold()) {
             enter(op);
-            List<Works.Node> g = graphs.get(graph);
-            if (g == null) {
-                throw err(CudaError.INVALID_VALUE, op, "hGraph=" + hex(graph) + ": not a live graph");
-            }
-            long[] ids = graphNodes.get(graph);
-            int n = 0;
-            for (Works.Node node : g) {
-                n += node.deps().length;
-            }
-            long[] from = new long[n];
-            long[] to = new long[n];
-            int k = 0;
-            for (int i = 0; i < g.size(); i++) {
-                for (int dep : g.get(i).deps()) {
-                    from[k] = ids[dep];
-                    to[k++] = ids[i];
-                }
-            }
-            return new long[][] {from, to};
+            return graphs.edges(graph, op);
         }
     }
 
@@ -1160,8 +1101,7 @@ public final class SimDevice implements Driver {
         String op = "cuGraphNodeGetType";
         try (var _ = lock.hold()) {
             enter(op);
-            long[] ref = node(node, op);
-            return Works.GraphRun.nodeType(graphs.get(ref[0]).get((int) ref[1]).work());
+            return graphs.nodeType(node, op);
         }
     }
 
@@ -1170,30 +1110,8 @@ public final class SimDevice implements Driver {
         String op = "cuGraphExecKernelNodeSetParams_v2";
         try (var _ = lock.hold()) {
             enter(op);
-            SimExec x = execs.get(exec);
-            if (x == null) {
-                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
-            }
-            long[] ref = node(node, op);
-            String d = "hGraphExec=" + hex(exec) + ", hNode=" + hex(node);
-            // CUDA: the node must be one of the graph the exec was instantiated from.
-            if (ref[0] != x.graph) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": the node belongs to graph " + hex(ref[0])
-                        + ", not to graph " + hex(x.graph) + " the exec was instantiated from");
-            }
-            int i = (int) ref[1];
-            Work old = x.run.work(i);
-            if (!(old instanceof Works.Kernel)) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": not a kernel node (" + old.describe() + ")");
-            }
-            // A function of another context (another runtime's) is not in this table: the owning
-            // context of a kernel node's function cannot change.
-            SimFunction f = func == 0 ? null : functions.get(func);
-            if (f == null || !f.module.loaded) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": func=" + hex(func)
-                        + (f == null ? " is not a live function of this context" : ": its module was unloaded"));
-            }
-            x.run = x.run.with(i, kernelWork(f, config, args, op, null));
+            graphs.setKernel(exec, node, func, func == 0 ? null : functions.get(func),
+                    f -> kernelWork(f, config, args, op, null), op);
         }
     }
 
@@ -1202,40 +1120,7 @@ public final class SimDevice implements Driver {
         String op = "cuGraphExecMemsetNodeSetParams";
         try (var _ = lock.hold()) {
             enter(op);
-            SimExec x = execs.get(exec);
-            if (x == null) {
-                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
-            }
-            long[] ref = node(node, op);
-            String d = "hGraphExec=" + hex(exec) + ", hNode=" + hex(node) + ", dst=" + hex(ptr) + ", bytes=" + bytes;
-            if (ref[0] != x.graph) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": the node belongs to graph " + hex(ref[0])
-                        + ", not to graph " + hex(x.graph) + " the exec was instantiated from");
-            }
-            int i = (int) ref[1];
-            if (!(x.run.work(i) instanceof Works.Memset old)) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": not a memset node (" + x.run.work(i).describe() + ")");
-            }
-            // CUDA: zero-sized operations are not supported; the new destination must be the same
-            // kind of allocation, of the same context, as the original; a changed size may be
-            // refused (the simulator always refuses it, the strictest reading).
-            if (bytes <= 0) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": zero-sized (or negative) memset nodes are not supported");
-            }
-            if (bytes != old.bytes()) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": the width changed (" + old.bytes() + " -> " + bytes
-                        + " bytes); only the destination and the value of a memset node may change");
-            }
-            Alloc to = memory.find(ptr, bytes);
-            if (to == null) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": the destination " + memory.explain(ptr, bytes));
-            }
-            Alloc.Kind was = x.memsetKinds[i];
-            if (was != null && was != to.kind) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": the destination is " + to.kind.label + " memory where the node's was "
-                        + was.label + " memory at instantiation; it must be the same kind of allocation");
-            }
-            x.run = x.run.with(i, new Works.Memset(old.op(), ptr, (byte) value, bytes));
+            graphs.setMemset(exec, node, ptr, value, bytes, op);
         }
     }
 
@@ -1244,28 +1129,7 @@ public final class SimDevice implements Driver {
         String op = "cuGraphExecMemcpyNodeSetParams";
         try (var _ = lock.hold()) {
             enter(op);
-            SimExec x = execs.get(exec);
-            if (x == null) {
-                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
-            }
-            long[] ref = node(node, op);
-            String d = "hGraphExec=" + hex(exec) + ", hNode=" + hex(node) + ", src=" + hex(src) + ", dst=" + hex(dst)
-                    + ", bytes=" + bytes;
-            if (ref[0] != x.graph) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": the node belongs to graph " + hex(ref[0])
-                        + ", not to graph " + hex(x.graph) + " the exec was instantiated from");
-            }
-            int i = (int) ref[1];
-            // CUDA: a copy's memory types cannot change; here a node's type is its direction.
-            if (!(x.run.work(i) instanceof Works.CopyD2D old)) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": not a device-to-device memcpy node (" + x.run.work(i).describe() + ")");
-            }
-            if (bytes <= 0) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": zero-sized (or negative) memcpy nodes are not supported");
-            }
-            checkDevice(null, src, bytes, op, d, "source");
-            checkDevice(null, dst, bytes, op, d, "destination");
-            x.run = x.run.with(i, new Works.CopyD2D(old.op(), dst, src, bytes));
+            graphs.setCopy(exec, node, src, dst, bytes, op);
         }
     }
 
@@ -1274,73 +1138,8 @@ public final class SimDevice implements Driver {
         String op = "cuGraphExecUpdate_v2";
         try (var _ = lock.hold()) {
             enter(op);
-            SimExec x = execs.get(exec);
-            List<Works.Node> to = graphs.get(graph);
-            if (x == null) {
-                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
-            }
-            if (to == null) {
-                throw err(CudaError.INVALID_VALUE, op, "hGraph=" + hex(graph) + ": not a live graph");
-            }
-            int n = x.run.size();
-            if (to.size() != n) {
-                return Driver.UPDATE_TOPOLOGY_CHANGED;
-            }
-            // Nodes pair by index (capture order) and must have the same dependencies.
-            for (int i = 0; i < n; i++) {
-                if (!Arrays.equals(x.run.deps(i), to.get(i).deps())) {
-                    return Driver.UPDATE_TOPOLOGY_CHANGED;
-                }
-            }
-            for (int i = 0; i < n; i++) {
-                Work was = x.run.work(i);
-                Work now = to.get(i).work();
-                if (Works.GraphRun.nodeType(was) != Works.GraphRun.nodeType(now)) {
-                    return Driver.UPDATE_NODE_TYPE_CHANGED;
-                }
-                int r = updatable(x, i, was, now);
-                if (r != Driver.UPDATE_SUCCESS) {
-                    return r;
-                }
-            }
-            Works.GraphRun run = x.run;
-            for (int i = 0; i < n; i++) {
-                run = run.with(i, to.get(i).work());
-            }
-            x.run = run;
-            return Driver.UPDATE_SUCCESS;
+            return graphs.update(exec, graph, op);
         }
-    }
-
-    /** CUDA's per-node rules of {@code cuGraphExecUpdate}: {@return a {@code CUgraphExecUpdateResult}} */
-    private int updatable(SimExec x, int i, Work was, Work now) {
-        return switch (now) {
-            // A captured kernel's function is one of this context; CUDA 11.2+ allows another function.
-            case Works.Kernel k -> Driver.UPDATE_SUCCESS;
-            case Works.Memset m -> {
-                Alloc a = memory.find(m.ptr());
-                Alloc.Kind kind = x.memsetKinds[i];
-                yield a == null || (kind != null && a.kind != kind) ? Driver.UPDATE_PARAMETERS_CHANGED : Driver.UPDATE_SUCCESS;
-            }
-            // A copy may not change its memory types (host/device): the direction is its type here.
-            case Works.CopyD2D c -> was instanceof Works.CopyD2D ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
-            case Works.CopyH2D c -> was instanceof Works.CopyH2D ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
-            case Works.CopyD2H c -> was instanceof Works.CopyD2H ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
-            // 2D copies: only addresses may change.
-            case Works.Copy2D c -> was instanceof Works.Copy2D w && w.width() == c.width() && w.height() == c.height()
-                    && w.dstPitch() == c.dstPitch() && w.srcPitch() == c.srcPitch()
-                    ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
-            // Child graphs are not paired node by node here: the simulator refuses to update them.
-            default -> now instanceof Works.Marker ? Driver.UPDATE_SUCCESS : Driver.UPDATE_NOT_SUPPORTED;
-        };
-    }
-
-    private long[] node(long node, String op) {
-        long[] ref = nodes.get(node);
-        if (ref == null) {
-            throw err(CudaError.INVALID_VALUE, op, "hNode=" + hex(node) + ": not a node of a live graph");
-        }
-        return ref;
     }
 
     // ---- modules and launches -------------------------------------------------------------------
@@ -1713,9 +1512,6 @@ public final class SimDevice implements Driver {
             modules.clear();
             functions.clear();
             graphs.clear();
-            graphNodes.clear();
-            nodes.clear();
-            execs.clear();
             rules.clear();
         }
     }
@@ -1744,7 +1540,7 @@ public final class SimDevice implements Driver {
             }
         }
         String[] kinds = {"stream(s)", "event(s)", "module(s)", "graph(s)", "graph exec(s)"};
-        int[] counts = {streams.size(), events.size(), modules.size(), graphs.size(), execs.size()};
+        int[] counts = {streams.size(), events.size(), modules.size(), graphs.graphCount(), graphs.execCount()};
         for (int i = 0; i < kinds.length; i++) {
             if (counts[i] > 0) {
                 out.add(counts[i] + " " + kinds[i]);
