@@ -233,6 +233,27 @@ final class DeviceMemory {
         return range + " is not in any live allocation";
     }
 
+    /**
+     * {@return why {@code ptr} cannot be freed with {@code cuMemFree}, for error messages}
+     *
+     * @param pinned the page-locked allocation based at {@code ptr}, or {@code null}
+     */
+    String whyNotFreeable(long ptr, Alloc pinned) {
+        if (pinned != null) {
+            return "this is page-locked host memory; free it with cuMemFreeHost";
+        }
+        Alloc inside = find(ptr);
+        if (inside != null) {
+            return "an interior pointer " + (ptr - inside.base) + " bytes into " + inside
+                    + "; only its base may be freed (the allocation is untouched)";
+        }
+        Alloc f = findFreed(ptr);
+        if (f != null) {
+            return f.base == ptr ? "a double free of " + f : "points into " + f + ", which was freed";
+        }
+        return "not a pointer returned by cuMemAlloc or cuMemAllocManaged";
+    }
+
     /** {@return the number of live allocations of the given kind} */
     int liveCount(Alloc.Kind kind) {
         int n = 0;

@@ -295,29 +295,13 @@ public final class SimDevice implements Driver {
             }
             Alloc a = memory.atBase(ptr);
             if (a == null || a.kind == Alloc.Kind.PINNED) {
-                throw err(CudaError.INVALID_VALUE, op, "ptr=" + hex(ptr) + ": " + whyNotFreeable(ptr, a));
+                throw err(CudaError.INVALID_VALUE, op, "ptr=" + hex(ptr) + ": " + memory.whyNotFreeable(ptr, a));
             }
             // cuMemFree synchronizes: work still using the memory finishes first.
             drainAll(op, "ptr=" + hex(ptr));
             asyncPool.freedNow(ptr, a.size);
             memory.free(a);
         }
-    }
-
-    private String whyNotFreeable(long ptr, Alloc pinned) {
-        if (pinned != null) {
-            return "this is page-locked host memory; free it with cuMemFreeHost";
-        }
-        Alloc inside = memory.find(ptr);
-        if (inside != null) {
-            return "an interior pointer " + (ptr - inside.base) + " bytes into " + inside
-                    + "; only its base may be freed (the allocation is untouched)";
-        }
-        Alloc f = memory.findFreed(ptr);
-        if (f != null) {
-            return f.base == ptr ? "a double free of " + f : "points into " + f + ", which was freed";
-        }
-        return "not a pointer returned by cuMemAlloc or cuMemAllocManaged";
     }
 
     @Override
@@ -356,16 +340,7 @@ public final class SimDevice implements Driver {
             if (bytes == 0) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": an allocation needs at least one byte");
             }
-            long take = asyncPool.draw(bytes);
-            long p;
-            try {
-                p = allocate(Alloc.Kind.DEVICE, bytes, op, d);
-            } catch (RuntimeException e) {
-                asyncPool.undraw(take);
-                throw e;
-            }
-            asyncPool.allocated(p, bytes);
-            return p;
+            return asyncPool.allocate(bytes, () -> allocate(Alloc.Kind.DEVICE, bytes, op, d));
         }
     }
 
@@ -381,12 +356,7 @@ public final class SimDevice implements Driver {
             if (s.capture != null) {
                 throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, d + ": the simulator does not capture free nodes");
             }
-            Alloc a = memory.atBase(ptr);
-            if (a == null || !asyncPool.owns(ptr)) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": not a live allocation of cuMemAllocAsync ("
-                        + whyNotFreeable(ptr, a != null && a.kind == Alloc.Kind.PINNED ? a : null) + ")");
-            }
-            scheduler.enqueue(s, asyncPool.freeAsync(a), null);
+            scheduler.enqueue(s, asyncPool.freeAsync(ptr, op, d), null);
         }
     }
 
@@ -403,14 +373,7 @@ public final class SimDevice implements Driver {
         String op = "cuMemPoolGetAttribute";
         try (var _ = lock.hold()) {
             enter(op);
-            return switch (attr) {
-                case MEMPOOL_ATTR_RELEASE_THRESHOLD -> asyncPool.threshold();
-                case MEMPOOL_ATTR_RESERVED_MEM_CURRENT -> asyncPool.reserved();
-                case MEMPOOL_ATTR_USED_MEM_CURRENT -> asyncPool.used();
-                case MEMPOOL_ATTR_RESERVED_MEM_HIGH -> asyncPool.reservedHigh();
-                case MEMPOOL_ATTR_USED_MEM_HIGH -> asyncPool.usedHigh();
-                default -> throw err(CudaError.INVALID_VALUE, op, "attr=" + attr + ": not a 64-bit pool attribute (4 to 8)");
-            };
+            return asyncPool.attribute(attr, op);
         }
     }
 
@@ -419,16 +382,7 @@ public final class SimDevice implements Driver {
         String op = "cuMemPoolSetAttribute";
         try (var _ = lock.hold()) {
             enter(op);
-            if (attr == MEMPOOL_ATTR_RELEASE_THRESHOLD) {
-                asyncPool.threshold(value);
-            } else if (attr == MEMPOOL_ATTR_RESERVED_MEM_HIGH && value == 0) {
-                asyncPool.resetReservedHigh();
-            } else if (attr == MEMPOOL_ATTR_USED_MEM_HIGH && value == 0) {
-                asyncPool.resetUsedHigh();
-            } else {
-                throw err(CudaError.INVALID_VALUE, op, "attr=" + attr + ", value=" + value
-                        + ": settable are the release threshold (4) and, to 0, the high-water marks (6, 8)");
-            }
+            asyncPool.setAttribute(attr, value, op);
         }
     }
 
