@@ -239,8 +239,7 @@ public final class SimDevice implements Driver {
     @Override
     public long memAlloc(long bytes) {
         String op = "cuMemAlloc_v2";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             rules.checkUnsafe(op, "bytes=" + bytes);
             if (bytes == 0) {
                 throw err(CudaError.INVALID_VALUE, op, "bytes=0: an allocation needs at least one byte");
@@ -253,8 +252,7 @@ public final class SimDevice implements Driver {
     public long memAllocManaged(long bytes, int flags) {
         String op = "cuMemAllocManaged";
         String d = "bytes=" + bytes + ", flags=" + flags;
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             rules.checkUnsafe(op, d);
             if (bytes == 0) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": an allocation needs at least one byte");
@@ -287,8 +285,7 @@ public final class SimDevice implements Driver {
     @Override
     public void memFree(long ptr) {
         String op = "cuMemFree_v2";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             rules.checkUnsafe(op, "ptr=" + hex(ptr));
             if (ptr == 0) {
                 return;
@@ -306,8 +303,7 @@ public final class SimDevice implements Driver {
 
     @Override
     public MemInfo memGetInfo() {
-        try (var _ = lock.hold()) {
-            enter("cuMemGetInfo_v2");
+        try (var _ = enter("cuMemGetInfo_v2")) {
             return new MemInfo(memory.free(), memory.capacity());
         }
     }
@@ -330,8 +326,7 @@ public final class SimDevice implements Driver {
     public long memAllocAsync(long bytes, long stream) {
         String op = "cuMemAllocAsync";
         String d = "bytes=" + bytes + ", stream=" + hex(stream);
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
             if (s.capture != null) {
@@ -349,8 +344,7 @@ public final class SimDevice implements Driver {
     public void memFreeAsync(long ptr, long stream) {
         String op = "cuMemFreeAsync";
         String d = "ptr=" + hex(ptr) + ", stream=" + hex(stream);
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
             if (s.capture != null) {
@@ -362,8 +356,7 @@ public final class SimDevice implements Driver {
 
     @Override
     public void memPoolTrimTo(long minBytesToKeep) {
-        try (var _ = lock.hold()) {
-            enter("cuMemPoolTrimTo");
+        try (var _ = enter("cuMemPoolTrimTo")) {
             asyncPool.trimTo(minBytesToKeep);
         }
     }
@@ -371,8 +364,7 @@ public final class SimDevice implements Driver {
     @Override
     public long memPoolGetAttribute(int attr) {
         String op = "cuMemPoolGetAttribute";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             return asyncPool.attribute(attr, op);
         }
     }
@@ -380,8 +372,7 @@ public final class SimDevice implements Driver {
     @Override
     public void memPoolSetAttribute(int attr, long value) {
         String op = "cuMemPoolSetAttribute";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             asyncPool.setAttribute(attr, value, op);
         }
     }
@@ -406,8 +397,7 @@ public final class SimDevice implements Driver {
     @Override
     public String streamOrderViolation(long ptr, long bytes, long stream) {
         String op = "streamOrderViolation";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimStream t = stream(stream, op);
             if (scheduler.idle()) {
                 return null;
@@ -452,8 +442,7 @@ public final class SimDevice implements Driver {
     public MemorySegment memHostAlloc(long bytes, int flags) {
         String op = "cuMemHostAlloc";
         String d = "bytes=" + bytes + ", flags=" + flags;
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             rules.checkUnsafe(op, d);
             if ((flags & ~7) != 0) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": only PORTABLE (1), DEVICEMAP (2) and WRITECOMBINED (4) are flags");
@@ -475,8 +464,7 @@ public final class SimDevice implements Driver {
     @Override
     public void memFreeHost(MemorySegment host) {
         String op = "cuMemFreeHost";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             rules.checkUnsafe(op, "host=" + host);
             if (host == null || host.address() == 0) {
                 return;
@@ -497,8 +485,7 @@ public final class SimDevice implements Driver {
     @Override
     public long memHostGetDevicePointer(MemorySegment host) {
         String op = "cuMemHostGetDevicePointer_v2";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             long addr = host == null || !host.isNative() ? 0 : host.address();
             Alloc a = addr == 0 ? null : memory.find(addr);
             if (a == null || a.kind != Alloc.Kind.PINNED) {
@@ -594,8 +581,7 @@ public final class SimDevice implements Driver {
      * operands and enqueues the work.
      */
     private void legacyCopy(String op, String d, long bytes, Runnable body) {
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             rules.checkLegacyWork(op, d);
             if (checkCount(null, bytes, op, d)) {
                 body.run();
@@ -609,8 +595,7 @@ public final class SimDevice implements Driver {
      * no-op, anything else goes to {@code body}, which checks the operands and submits the work.
      */
     private void streamCopy(String op, long stream, long bytes, Consumer<SimStream> body) {
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
             if (checkCount(s, bytes, op, null)) {
@@ -646,8 +631,7 @@ public final class SimDevice implements Driver {
     @Override
     public void memcpy2DAsync(long dst, long dstPitch, long src, long srcPitch, long widthBytes, long height, long stream) {
         String op = "cuMemcpy2DAsync_v2";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
             String d = "dst=" + hex(dst) + ", dstPitch=" + dstPitch + ", src=" + hex(src) + ", srcPitch=" + srcPitch
@@ -678,8 +662,7 @@ public final class SimDevice implements Driver {
     @Override
     public void memsetD8(long ptr, int value, long bytes) {
         String op = "cuMemsetD8_v2";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             String d = "ptr=" + hex(ptr) + ", value=" + value + ", bytes=" + bytes;
             rules.checkLegacyWork(op, d);
             if (value < 0 || value > 255) {
@@ -696,8 +679,7 @@ public final class SimDevice implements Driver {
     @Override
     public void memsetD8Async(long ptr, int value, long bytes, long stream) {
         String op = "cuMemsetD8Async";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
             if (value < 0 || value > 255) {
@@ -716,8 +698,7 @@ public final class SimDevice implements Driver {
     @Override
     public long streamCreate(int flags) {
         String op = "cuStreamCreate";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             if (flags != 0 && flags != 1) {
                 throw err(CudaError.INVALID_VALUE, op, "flags=" + flags + ": must be 0 or CU_STREAM_NON_BLOCKING (1)");
             }
@@ -731,8 +712,7 @@ public final class SimDevice implements Driver {
     @Override
     public void streamDestroy(long stream) {
         String op = "cuStreamDestroy_v2";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             if (stream == 0 || stream == 1 || stream == 2) {
                 throw err(CudaError.INVALID_HANDLE, op, "stream=" + stream + ": "
                         + (stream == 0 ? "the NULL stream" : "a default stream") + " cannot be destroyed");
@@ -752,8 +732,7 @@ public final class SimDevice implements Driver {
     @Override
     public void streamSynchronize(long stream) {
         String op = "cuStreamSynchronize";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimStream s = stream(stream, op);
             rules.checkNotCapturing(s, op);
             rules.checkUnsafe(op, "stream=" + s);
@@ -770,8 +749,7 @@ public final class SimDevice implements Driver {
     @Override
     public boolean streamQuery(long stream) {
         String op = "cuStreamQuery";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimStream s = stream(stream, op);
             rules.checkNotCapturing(s, op);
             rules.checkUnsafe(op, "stream=" + s);
@@ -795,8 +773,7 @@ public final class SimDevice implements Driver {
     @Override
     public void ctxSynchronize() {
         String op = "cuCtxSynchronize";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             rules.checkContextSync(op);
             injectedSyncFailure(op, "the context");
             drainAll(op, "");
@@ -807,8 +784,7 @@ public final class SimDevice implements Driver {
     @Override
     public long eventCreate(int flags) {
         String op = "cuEventCreate";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             if ((flags & ~7) != 0) {
                 throw err(CudaError.INVALID_VALUE, op, "flags=" + flags
                         + ": only BLOCKING_SYNC (1), DISABLE_TIMING (2) and INTERPROCESS (4) are flags");
@@ -825,8 +801,7 @@ public final class SimDevice implements Driver {
     @Override
     public void eventRecord(long event, long stream) {
         String op = "cuEventRecord";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimEvent ev = event(event, op);
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
@@ -845,8 +820,7 @@ public final class SimDevice implements Driver {
     @Override
     public void streamWaitEvent(long stream, long event, int flags) {
         String op = "cuStreamWaitEvent";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimStream s = stream(stream, op);
             SimEvent ev = event(event, op);
             String d = s + " waits for " + ev + ", flags=" + flags;
@@ -873,8 +847,7 @@ public final class SimDevice implements Driver {
     @Override
     public void eventSynchronize(long event) {
         String op = "cuEventSynchronize";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimEvent ev = event(event, op);
             rules.checkNotCaptured(ev, op);
             rules.checkUnsafe(op, ev.toString());
@@ -890,8 +863,7 @@ public final class SimDevice implements Driver {
     @Override
     public boolean eventQuery(long event) {
         String op = "cuEventQuery";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimEvent ev = event(event, op);
             rules.checkNotCaptured(ev, op);
             rules.checkUnsafe(op, ev.toString());
@@ -910,8 +882,7 @@ public final class SimDevice implements Driver {
     @Override
     public float eventElapsedTime(long start, long end) {
         String op = "cuEventElapsedTime";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimEvent a = event(start, op);
             SimEvent b = event(end, op);
             for (SimEvent ev : new SimEvent[] {a, b}) {
@@ -937,8 +908,7 @@ public final class SimDevice implements Driver {
     @Override
     public void eventDestroy(long event) {
         String op = "cuEventDestroy_v2";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             if (events.remove(event) == null) {
                 throw err(CudaError.INVALID_HANDLE, op, "event=" + hex(event) + ": not a live event");
             }
@@ -955,8 +925,7 @@ public final class SimDevice implements Driver {
     @Override
     public void streamBeginCapture(long stream, int mode) {
         String op = "cuStreamBeginCapture_v2";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimStream s = stream(stream, op);
             rules.begin(s, mode, op);
         }
@@ -965,8 +934,7 @@ public final class SimDevice implements Driver {
     @Override
     public long streamEndCapture(long stream) {
         String op = "cuStreamEndCapture";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             return graphs.add(rules.end(stream(stream, op), op));
         }
     }
@@ -974,8 +942,7 @@ public final class SimDevice implements Driver {
     @Override
     public int streamIsCapturing(long stream) {
         String op = "cuStreamIsCapturing";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimStream s = stream(stream, op);
             return rules.status(s, op);
         }
@@ -984,8 +951,7 @@ public final class SimDevice implements Driver {
     @Override
     public long graphInstantiate(long graph) {
         String op = "cuGraphInstantiateWithFlags";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             return graphs.instantiate(graph, op);
         }
     }
@@ -993,8 +959,7 @@ public final class SimDevice implements Driver {
     @Override
     public void graphLaunch(long exec, long stream) {
         String op = "cuGraphLaunch";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimExec x = graphs.exec(exec, op, "exec=");
             SimStream s = stream(stream, op);
             if (s.capture != null && s.capture.invalidated) {
@@ -1017,8 +982,7 @@ public final class SimDevice implements Driver {
     @Override
     public void graphExecDestroy(long exec) {
         String op = "cuGraphExecDestroy";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             graphs.destroyExec(exec, op);
         }
     }
@@ -1026,8 +990,7 @@ public final class SimDevice implements Driver {
     @Override
     public void graphDestroy(long graph) {
         String op = "cuGraphDestroy";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             graphs.destroy(graph, op);
         }
     }
@@ -1035,8 +998,7 @@ public final class SimDevice implements Driver {
     @Override
     public long[] graphGetNodes(long graph) {
         String op = "cuGraphGetNodes";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             return graphs.nodes(graph, op);
         }
     }
@@ -1044,8 +1006,7 @@ public final class SimDevice implements Driver {
     @Override
     public long[][] graphGetEdges(long graph) {
         String op = "cuGraphGetEdges_v2";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             return graphs.edges(graph, op);
         }
     }
@@ -1053,8 +1014,7 @@ public final class SimDevice implements Driver {
     @Override
     public int graphNodeType(long node) {
         String op = "cuGraphNodeGetType";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             return graphs.nodeType(node, op);
         }
     }
@@ -1062,8 +1022,7 @@ public final class SimDevice implements Driver {
     @Override
     public void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
         String op = "cuGraphExecKernelNodeSetParams_v2";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             graphs.setKernel(exec, node, func, func == 0 ? null : functions.get(func),
                     f -> kernelWork(f, config, args, op, null), op);
         }
@@ -1072,8 +1031,7 @@ public final class SimDevice implements Driver {
     @Override
     public void graphExecMemsetNodeSetParams(long exec, long node, long ptr, int value, long bytes) {
         String op = "cuGraphExecMemsetNodeSetParams";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             graphs.setMemset(exec, node, ptr, value, bytes, op);
         }
     }
@@ -1081,8 +1039,7 @@ public final class SimDevice implements Driver {
     @Override
     public void graphExecCopyNodeSetParams(long exec, long node, long src, long dst, long bytes) {
         String op = "cuGraphExecMemcpyNodeSetParams";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             graphs.setCopy(exec, node, src, dst, bytes, op);
         }
     }
@@ -1090,8 +1047,7 @@ public final class SimDevice implements Driver {
     @Override
     public int graphExecUpdate(long exec, long graph) {
         String op = "cuGraphExecUpdate_v2";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             return graphs.update(exec, graph, op);
         }
     }
@@ -1101,8 +1057,7 @@ public final class SimDevice implements Driver {
     @Override
     public long moduleLoadData(String name, byte[] image) {
         String op = "cuModuleLoadData";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             if (name == null || name.isEmpty() || name.contains("::")) {
                 throw err(CudaError.INVALID_VALUE, op, "name=" + name + ": a module needs a non-empty name without '::'");
             }
@@ -1116,8 +1071,7 @@ public final class SimDevice implements Driver {
     @Override
     public void moduleUnload(long module) {
         String op = "cuModuleUnload";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimModule m = modules.remove(module);
             if (m == null) {
                 throw err(CudaError.INVALID_HANDLE, op, "module=" + hex(module) + ": not a loaded module");
@@ -1129,8 +1083,7 @@ public final class SimDevice implements Driver {
     @Override
     public long moduleGetFunction(long module, String func) {
         String op = "cuModuleGetFunction";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimModule m = modules.get(module);
             if (m == null) {
                 throw err(CudaError.INVALID_HANDLE, op, "module=" + hex(module) + ", func=" + func
@@ -1167,8 +1120,7 @@ public final class SimDevice implements Driver {
     @Override
     public void funcSetMaxDynamicSharedMemory(long func, int bytes) {
         String op = "cuFuncSetAttribute";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimFunction f = function(func, op, null);
             if (bytes < 0 || bytes > MAX_SHARED_OPTIN) {
                 throw err(CudaError.INVALID_VALUE, op, f.name + ": MAX_DYNAMIC_SHARED_SIZE_BYTES=" + bytes
@@ -1181,8 +1133,7 @@ public final class SimDevice implements Driver {
     @Override
     public void launchKernel(long func, LaunchConfig config, long stream, KernelArgs args) {
         String op = "cuLaunchKernel";
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
             SimFunction f = function(func, op, s);
@@ -1340,8 +1291,7 @@ public final class SimDevice implements Driver {
     public void enablePeerAccess(Driver peer) {
         String op = "cuCtxEnablePeerAccess";
         SimDevice p = peer(peer, op);
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             if (p.ordinal == ordinal) {
                 throw err(CudaError.INVALID_DEVICE, op, "the peer context is on this context's own device " + ordinal);
             }
@@ -1387,8 +1337,7 @@ public final class SimDevice implements Driver {
      * kind, the legacy stream's or the blocking streams'), for work the simulator then does at once.
      */
     private void drainBefore(long stream, String op, String what) {
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
             if (s.capture != null) {
@@ -1407,8 +1356,8 @@ public final class SimDevice implements Driver {
         SimLock first = SimLock.first(lock, p.lock);
         SimLock second = first == lock ? p.lock : lock;
         try (var _ = first.hold(); var _ = second.hold()) {
-            enter(op);
-            p.enter(op);
+            check(op);
+            p.check(op);
             String d = "dst=" + hex(dst) + " (device " + p.ordinal + "), src=" + hex(src) + " (device " + ordinal
                     + "), bytes=" + bytes;
             checkDevice(null, src, bytes, op, d, "source");
@@ -1427,8 +1376,7 @@ public final class SimDevice implements Driver {
             return;
         }
         SimDevice p = peer(eventDriver, op);
-        try (var _ = lock.hold()) {
-            enter(op);
+        try (var _ = enter(op)) {
             SimStream s = stream(stream, op);
             if (s.capture != null) {
                 throw CaptureRules.bad(s, CudaError.NOT_SUPPORTED, op, "the simulator cannot capture a wait for another device's event");
@@ -1513,8 +1461,23 @@ public final class SimDevice implements Driver {
         return "0x" + Long.toHexString(v);
     }
 
-    /** Every call starts here: a closed device or a latched sticky fault fails it. */
-    private void enter(String op) {
+    /**
+     * Every call starts here: {@return the lock's token, held} A closed device or a latched sticky
+     * fault fails the call, with the lock released again.
+     */
+    private SimLock.Held enter(String op) {
+        SimLock.Held held = lock.hold();
+        try {
+            check(op);
+        } catch (RuntimeException e) {
+            held.close();
+            throw e;
+        }
+        return held;
+    }
+
+    /** Under the lock: a closed device or a latched sticky fault fails the call. */
+    private void check(String op) {
         if (closed) {
             throw err(CudaError.CONTEXT_IS_DESTROYED, op, "the SimDevice is closed");
         }
