@@ -234,6 +234,21 @@ final class DeviceMemory {
     }
 
     /**
+     * Checks that {@code [ptr, ptr + bytes)} lies in one live allocation, for a call that is not in a
+     * capture.
+     *
+     * @param d     the call's operands, for the message
+     * @param which the range's role, e.g. {@code "source"}
+     * @throws metrale.gpu.GpuException {@code INVALID_VALUE} saying why not
+     */
+    void checkRange(long ptr, long bytes, String op, String d, String which) {
+        if (find(ptr, bytes) == null) {
+            throw new metrale.gpu.GpuException(metrale.gpu.CudaError.INVALID_VALUE, op, d + ": the " + which + " "
+                    + explain(ptr, bytes));
+        }
+    }
+
+    /**
      * {@return why {@code ptr} cannot be freed with {@code cuMemFree}, for error messages}
      *
      * @param pinned the page-locked allocation based at {@code ptr}, or {@code null}

@@ -115,10 +115,8 @@ public final class SimDevice implements Driver {
     /** The unmapped gap after each fake device allocation, in bytes. */
     public static final long ADDRESS_GAP = DeviceMemory.GAP;
     /** The most dynamic shared memory a function may opt in to, in bytes (sm_90). */
-    public static final int MAX_SHARED_OPTIN = 232448;
+    public static final int MAX_SHARED_OPTIN = SimModules.MAX_SHARED_OPTIN;
 
-    private static final int MAX_BLOCK_THREADS = 1024;
-    private static final int MAX_GRID_YZ = 65535;
 
     private final SimLock lock = new SimLock();
     private final DeviceMemory memory;
@@ -129,13 +127,12 @@ public final class SimDevice implements Driver {
     private final Map<Long, SimStream> streams = new HashMap<>();
     private final Map<Thread, SimStream> perThread = new WeakHashMap<>();
     private final Map<Long, SimEvent> events = new HashMap<>();
-    private final Map<Long, SimModule> modules = new HashMap<>();
-    private final Map<Long, SimFunction> functions = new HashMap<>();
+    /** The loaded modules and functions, and the rules of a launch's function and configuration. */
+    private final SimModules modules;
     private final CaptureRules rules = new CaptureRules();
     /** The graphs, their nodes and executable graphs, and the rules of updating an exec. */
     private final SimGraphs graphs;
     private final SimProcess process;
-    private final SimTwins twins;
     /** Live allocations of {@code cuMemAllocAsync}, their bytes, high-water mark and the release threshold. */
     private final SimAsyncPool asyncPool;
     /** The runtime's allocations, for the reach of a kernel ({@link #allocationExtents}); {@code null} when not told. */
@@ -146,8 +143,8 @@ public final class SimDevice implements Driver {
     private final SimControlsImpl controls;
     private List<String> liveAtClose = List.of();
     private final int ordinal;
-    /** The peers whose memory this context may address; guarded by the lock. */
-    private final java.util.Set<SimDevice> peersEnabled = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    /** The peer contexts this one may address, and the copy between two contexts. */
+    private final SimPeers peers;
 
     /** Opens a simulated device with the default options. */
     public SimDevice() {
@@ -173,7 +170,7 @@ public final class SimDevice implements Driver {
     SimDevice(DriverConfig config, SimProcess in) {
         SimSettings o = SimSettings.parse(Objects.requireNonNull(config, "config"), in);
         this.process = o.process();
-        this.twins = o.twins();
+        this.modules = new SimModules(o.twins());
         this.ordinal = o.ordinal();
         this.smCount = o.sms();
         this.memory = new DeviceMemory(o.capacity(), o.fill());
@@ -188,6 +185,7 @@ public final class SimDevice implements Driver {
         this.legacy = new SimStream(1, SimStream.Kind.LEGACY, false, "the legacy default stream");
         this.scheduler = new Scheduler(engine, legacy);
         this.controls = new SimControlsImpl(this, lock, memory, engine, scheduler);
+        this.peers = new SimPeers(process, ordinal, lock, memory, engine, this::check);
         this.engine.blockOrder = o.blockOrder();
         // Last, once nothing can fail: close() takes it out again.
         process.memories.put(memory, ordinal);
@@ -1023,8 +1021,7 @@ public final class SimDevice implements Driver {
     public void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
         String op = "cuGraphExecKernelNodeSetParams_v2";
         try (var _ = enter(op)) {
-            graphs.setKernel(exec, node, func, func == 0 ? null : functions.get(func),
-                    f -> kernelWork(f, config, args, op, null), op);
+            graphs.setKernel(exec, node, func, modules.find(func), f -> modules.kernelWork(f, config, args, extents, op, null), op);
         }
     }
 
@@ -1058,13 +1055,7 @@ public final class SimDevice implements Driver {
     public long moduleLoadData(String name, byte[] image) {
         String op = "cuModuleLoadData";
         try (var _ = enter(op)) {
-            if (name == null || name.isEmpty() || name.contains("::")) {
-                throw err(CudaError.INVALID_VALUE, op, "name=" + name + ": a module needs a non-empty name without '::'");
-            }
-            ModuleImage img = ModuleImage.parse(name, image);
-            long h = Ids.handle();
-            modules.put(h, new SimModule(h, name, img.kind(), img.entries(), img.params()));
-            return h;
+            return modules.load(name, image, op);
         }
     }
 
@@ -1072,11 +1063,7 @@ public final class SimDevice implements Driver {
     public void moduleUnload(long module) {
         String op = "cuModuleUnload";
         try (var _ = enter(op)) {
-            SimModule m = modules.remove(module);
-            if (m == null) {
-                throw err(CudaError.INVALID_HANDLE, op, "module=" + hex(module) + ": not a loaded module");
-            }
-            m.loaded = false;
+            modules.unload(module, op);
         }
     }
 
@@ -1084,36 +1071,7 @@ public final class SimDevice implements Driver {
     public long moduleGetFunction(long module, String func) {
         String op = "cuModuleGetFunction";
         try (var _ = enter(op)) {
-            SimModule m = modules.get(module);
-            if (m == null) {
-                throw err(CudaError.INVALID_HANDLE, op, "module=" + hex(module) + ", func=" + func
-                        + ": not a loaded module (never loaded, or unloaded)");
-            }
-            String d = m + ", func=" + func;
-            if (func == null || func.isEmpty()) {
-                // An H200 answers INVALID_VALUE for an empty name, not NOT_FOUND.
-                throw err(CudaError.INVALID_VALUE, op, d + ": the function needs a name");
-            }
-            if (m.entries != null && !m.entries.contains(func)) {
-                throw err(CudaError.NOT_FOUND, op, d + ": the module's PTX has no '.entry " + func + "' (entries: "
-                        + new TreeSet<>(m.entries) + ")");
-            }
-            SimKernel k = func.contains("::") ? null : twin(m.name, func);
-            if (k == null) {
-                throw err(CudaError.NOT_FOUND, op, d + ": no SimKernel is registered for '" + m.name + "::" + func
-                        + "'" + (twins == null ? "" : " in this runtime's " + twins + " nor in SimKernels")
-                        + "; register its Java twin with " + (twins == null ? "SimKernels" : "SimTwins")
-                        + ".register(\"" + m.name + "\", \"" + func + "\", launch -> ...) before looking it up");
-            }
-            SimFunction f = m.functions.get(func);
-            if (f == null) {
-                f = new SimFunction(Ids.handle(), m, func, k);
-                m.functions.put(func, f);
-                functions.put(f.handle, f);
-            } else {
-                f.kernel = k;
-            }
-            return f.handle;
+            return modules.getFunction(module, func, op);
         }
     }
 
@@ -1121,12 +1079,7 @@ public final class SimDevice implements Driver {
     public void funcSetMaxDynamicSharedMemory(long func, int bytes) {
         String op = "cuFuncSetAttribute";
         try (var _ = enter(op)) {
-            SimFunction f = function(func, op, null);
-            if (bytes < 0 || bytes > MAX_SHARED_OPTIN) {
-                throw err(CudaError.INVALID_VALUE, op, f.name + ": MAX_DYNAMIC_SHARED_SIZE_BYTES=" + bytes
-                        + " is outside [0, " + MAX_SHARED_OPTIN + "]");
-            }
-            f.maxDynamicShared = bytes;
+            modules.setMaxDynamicShared(func, bytes, op);
         }
     }
 
@@ -1136,88 +1089,9 @@ public final class SimDevice implements Driver {
         try (var _ = enter(op)) {
             SimStream s = stream(stream, op);
             rules.checkInvalidated(s, op);
-            SimFunction f = function(func, op, s);
-            submit(s, kernelWork(f, config, args, op, s), op, f.name);
+            SimFunction f = modules.function(func, op, s);
+            submit(s, modules.kernelWork(f, config, args, extents, op, s), op, f.name);
         }
-    }
-
-    /** The checked kernel work of a launch or a kernel node update; {@code s} is the launch's stream, or null. */
-    private Works.Kernel kernelWork(SimFunction f, LaunchConfig config, KernelArgs args, String op, SimStream s) {
-        if (config == null) {
-            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + ": no launch configuration");
-        }
-        String problem = configProblem(config, f.maxDynamicShared);
-        if (problem != null) {
-            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + " " + config + (s == null ? "" : " on " + s) + ": " + problem);
-        }
-        if (args == null || args.isClosed()) {
-            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + ": kernelParams " + (args == null ? "is null" : "is closed"));
-        }
-        if (f.params != null) {
-            String mismatch = PtxParams.mismatch(f.name, f.params, args);
-            if (mismatch != null) {
-                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, mismatch);
-            }
-        }
-        int n = args.count();
-        long[] words = new long[n];
-        int[] sizes = new int[n];
-        byte[][] wide = new byte[n][];
-        for (int i = 0; i < n; i++) {
-            sizes[i] = args.size(i);
-            words[i] = args.word(i);
-            if (sizes[i] > 8) {
-                wide[i] = args.getBytes(i);
-            }
-        }
-        return new Works.Kernel(f.name, f.kernel, config.grid(), config.block(), config.sharedMemBytes(),
-                words, wide, sizes, Works.Kernel.reachOf(extents, words));
-    }
-
-    /** {@return the twin of {@code module::func}: this runtime's table first, then the process-wide one} */
-    private SimKernel twin(String module, String func) {
-        if (twins != null) {
-            SimKernel k = twins.lookup(module, func).orElse(null);
-            if (k != null) {
-                return k;
-            }
-        }
-        return SimKernels.lookup(module, func).orElse(null);
-    }
-
-    /** {@return why {@code cuLaunchKernel} rejects the configuration, or {@code null}} */
-    private static String configProblem(LaunchConfig c, int maxShared) {
-        Dim3 b = c.block();
-        Dim3 g = c.grid();
-        if (b.x() <= 0 || b.y() <= 0 || b.z() <= 0) {
-            return "blockDim " + b + " has a dimension below 1";
-        }
-        if (b.x() > MAX_BLOCK_THREADS || b.y() > MAX_BLOCK_THREADS) {
-            return "blockDim " + b + ": x and y must be at most " + MAX_BLOCK_THREADS;
-        }
-        if (b.z() > 64) {
-            return "blockDim.z=" + b.z() + " exceeds 64";
-        }
-        if (b.count() > MAX_BLOCK_THREADS) {
-            return "blockDim " + b + " has " + b.count() + " threads; a block has at most " + MAX_BLOCK_THREADS;
-        }
-        if (g.x() <= 0 || g.y() <= 0 || g.z() <= 0) {
-            return "gridDim " + g + " has a dimension below 1 (or gridDim.x of 2^31 or more)";
-        }
-        if (g.y() > MAX_GRID_YZ || g.z() > MAX_GRID_YZ) {
-            return "gridDim " + g + ": y and z must be at most " + MAX_GRID_YZ;
-        }
-        int smem = c.sharedMemBytes();
-        if (smem < 0) {
-            return "dynamic shared memory " + smem + " is negative";
-        }
-        if (smem > maxShared) {
-            return "dynamic shared memory " + smem + " bytes exceeds the function's limit of " + maxShared + " bytes"
-                    + (maxShared == SimFunction.DEFAULT_MAX_DYNAMIC_SHARED
-                    ? " (opt in with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES), up to " + MAX_SHARED_OPTIN + ")"
-                    : " set with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-        }
-        return null;
     }
 
     @Override
@@ -1244,24 +1118,7 @@ public final class SimDevice implements Driver {
      * @param config the options: {@code sim.devices}, {@code sim.capacity}
      */
     public static List<metrale.gpu.GpuDevice> devices(DriverConfig config) {
-        int n = deviceCount(config);
-        long capacity = SimSettings.listedCapacity(config);
-        List<metrale.gpu.GpuDevice> out = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            List<Integer> peers = new ArrayList<>(n - 1);
-            for (int j = 0; j < n; j++) {
-                if (j != i) {
-                    peers.add(j);
-                }
-            }
-            out.add(new metrale.gpu.GpuDevice(i, "sim", "metrale simulator", capacity, 9, 0, pciBusId(i), peers));
-        }
-        return out;
-    }
-
-
-    private static String pciBusId(int ordinal) {
-        return String.format(java.util.Locale.ROOT, "0000:%02x:00.0", ordinal + 1);
+        return SimPeers.devices(config);
     }
 
     @Override
@@ -1269,43 +1126,29 @@ public final class SimDevice implements Driver {
         return ordinal;
     }
 
-    /** {@return the peer as a simulated device of this process, else the CUDA error for a context it cannot use} */
-    private SimDevice peer(Driver d, String op) {
-        if (!(d instanceof SimDevice p)) {
-            throw err(CudaError.INVALID_CONTEXT, op, "the peer is a " + d.getClass().getName() + ", not a simulated device");
-        }
-        if (p.process != process) {
-            throw err(CudaError.INVALID_CONTEXT, op, "the peer device " + p.ordinal + " lives in " + p.process
-                    + " and this one in " + process + ": contexts of two processes cannot share memory");
-        }
-        return p;
+    /** {@return this context's peers} */
+    SimPeers peers() {
+        return peers;
     }
 
     @Override
     public boolean canAccessPeer(Driver peer) {
-        SimDevice p = peer(peer, "cuDeviceCanAccessPeer");
-        return p.ordinal != ordinal;
+        return peers.canAccess(peers.peer(peer, "cuDeviceCanAccessPeer").peers);
     }
 
     @Override
     public void enablePeerAccess(Driver peer) {
         String op = "cuCtxEnablePeerAccess";
-        SimDevice p = peer(peer, op);
+        SimDevice p = peers.peer(peer, op);
         try (var _ = enter(op)) {
-            if (p.ordinal == ordinal) {
-                throw err(CudaError.INVALID_DEVICE, op, "the peer context is on this context's own device " + ordinal);
-            }
-            if (!peersEnabled.add(p)) {
-                throw err(CudaError.PEER_ACCESS_ALREADY_ENABLED, op, "device " + ordinal + " -> device " + p.ordinal);
-            }
-            engine.peers.add(p.memory);
+            peers.enable(p.peers, op);
         }
     }
 
     @Override
     public void memcpyPeer(long dst, Driver dstDriver, long src, long bytes) {
         String op = "cuMemcpyPeer";
-        SimDevice p = peer(dstDriver, op);
+        SimDevice p = peers.peer(dstDriver, op);
         if (bytes < 0) {
             throw err(CudaError.INVALID_VALUE, op, "bytes=" + bytes + " is negative");
         }
@@ -1315,13 +1158,13 @@ public final class SimDevice implements Driver {
         if (p != this) {
             p.drainBefore(1, op, "a peer copy");
         }
-        peerCopyNow(op, dst, p, src, bytes);
+        peers.copy(op, dst, p.peers, src, bytes);
     }
 
     @Override
     public void memcpyPeerAsync(long dst, Driver dstDriver, long src, long bytes, long stream) {
         String op = "cuMemcpyPeerAsync";
-        SimDevice p = peer(dstDriver, op);
+        SimDevice p = peers.peer(dstDriver, op);
         if (bytes < 0) {
             throw err(CudaError.INVALID_VALUE, op, "bytes=" + bytes + " is negative");
         }
@@ -1329,7 +1172,7 @@ public final class SimDevice implements Driver {
         // then runs at once, which is one of the orders CUDA allows (nothing later on the stream
         // can start before it).
         drainBefore(stream, op, "a peer copy");
-        peerCopyNow(op, dst, p, src, bytes);
+        peers.copy(op, dst, p.peers, src, bytes);
     }
 
     /**
@@ -1348,26 +1191,6 @@ public final class SimDevice implements Driver {
         }
     }
 
-    /** Copies between two devices' memories under both locks, taken in serial order. */
-    private void peerCopyNow(String op, long dst, SimDevice p, long src, long bytes) {
-        if (bytes == 0) {
-            return;
-        }
-        SimLock first = SimLock.first(lock, p.lock);
-        SimLock second = first == lock ? p.lock : lock;
-        try (var _ = first.hold(); var _ = second.hold()) {
-            check(op);
-            p.check(op);
-            String d = "dst=" + hex(dst) + " (device " + p.ordinal + "), src=" + hex(src) + " (device " + ordinal
-                    + "), bytes=" + bytes;
-            checkDevice(null, src, bytes, op, d, "source");
-            p.checkDevice(null, dst, bytes, op, d, "destination");
-            MemorySegment from = memory.rangeOrFault(src, bytes, op);
-            MemorySegment to = p.memory.rangeOrFault(dst, bytes, op);
-            MemorySegment.copy(from, 0, to, 0, bytes);
-        }
-    }
-
     @Override
     public void streamWaitPeerEvent(long stream, Driver eventDriver, long event) {
         String op = "cuStreamWaitEvent";
@@ -1375,7 +1198,7 @@ public final class SimDevice implements Driver {
             streamWaitEvent(stream, event, 0);
             return;
         }
-        SimDevice p = peer(eventDriver, op);
+        SimDevice p = peers.peer(eventDriver, op);
         try (var _ = enter(op)) {
             SimStream s = stream(stream, op);
             if (s.capture != null) {
@@ -1412,7 +1235,6 @@ public final class SimDevice implements Driver {
             perThread.clear();
             events.clear();
             modules.clear();
-            functions.clear();
             graphs.clear();
             rules.clear();
         }
@@ -1442,7 +1264,7 @@ public final class SimDevice implements Driver {
             }
         }
         String[] kinds = {"stream(s)", "event(s)", "module(s)", "graph(s)", "graph exec(s)"};
-        int[] counts = {streams.size(), events.size(), modules.size(), graphs.graphCount(), graphs.execCount()};
+        int[] counts = {streams.size(), events.size(), modules.count(), graphs.graphCount(), graphs.execCount()};
         for (int i = 0; i < kinds.length; i++) {
             if (counts[i] > 0) {
                 out.add(counts[i] + " " + kinds[i]);
@@ -1530,19 +1352,6 @@ public final class SimDevice implements Driver {
         }
         return e;
     }
-
-    private SimFunction function(long h, String op, SimStream s) {
-        SimFunction f = h == 0 ? null : functions.get(h);
-        if (f == null) {
-            throw CaptureRules.bad(s, CudaError.INVALID_HANDLE, op, "func=" + hex(h) + ": "
-                    + (h == 0 ? "NULL" : "not a function from cuModuleGetFunction"));
-        }
-        if (!f.module.loaded) {
-            throw CaptureRules.bad(s, CudaError.INVALID_HANDLE, op, "func=" + f.name + ": its module was unloaded");
-        }
-        return f;
-    }
-
 
     /** @return {@code false} when {@code bytes} is 0 (a no-op) */
     private static boolean checkCount(SimStream s, long bytes, String op, String d) {

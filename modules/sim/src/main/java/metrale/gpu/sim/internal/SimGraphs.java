@@ -200,8 +200,8 @@ final class SimGraphs {
         if (bytes <= 0) {
             throw err(CudaError.INVALID_VALUE, op, d + ": zero-sized (or negative) memcpy nodes are not supported");
         }
-        checkDevice(src, bytes, op, d, "source");
-        checkDevice(dst, bytes, op, d, "destination");
+        memory.checkRange(src, bytes, op, d, "source");
+        memory.checkRange(dst, bytes, op, d, "destination");
         replace(t, new Works.CopyD2D(old.op(), dst, src, bytes));
     }
 
@@ -295,12 +295,6 @@ final class SimGraphs {
             throw err(CudaError.INVALID_VALUE, op, "hNode=" + hex(node) + ": not a node of a live graph");
         }
         return ref;
-    }
-
-    private void checkDevice(long ptr, long bytes, String op, String d, String which) {
-        if (memory.find(ptr, bytes) == null) {
-            throw err(CudaError.INVALID_VALUE, op, d + ": the " + which + " " + memory.explain(ptr, bytes));
-        }
     }
 
     private static GpuException err(CudaError e, String op, String details) {
