@@ -397,42 +397,7 @@ public final class SimDevice implements Driver {
         String op = "streamOrderViolation";
         try (var _ = enter(op)) {
             SimStream t = stream(stream, op);
-            if (scheduler.idle()) {
-                return null;
-            }
-            long hi = ptr + bytes;
-            java.util.Set<Op> before = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-            ArrayDeque<Op> todo = new ArrayDeque<>();
-            if (t.tail() != null) {
-                todo.push(t.tail());
-            }
-            for (SimStream o : scheduler.activeStreams()) {
-                boolean implicit = t.kind == SimStream.Kind.LEGACY ? o != t && o.blocking
-                        : t.blocking && o.kind == SimStream.Kind.LEGACY;
-                if (implicit && o.tail() != null) {
-                    todo.push(o.tail());
-                }
-            }
-            while (!todo.isEmpty()) {
-                Op o = todo.pop();
-                if (o.done || !before.add(o)) {
-                    continue;
-                }
-                if (o.prev != null) {
-                    todo.push(o.prev);
-                }
-                for (Op dep : o.deps) {
-                    todo.push(dep);
-                }
-            }
-            for (SimStream o : scheduler.activeStreams()) {
-                for (Op pendingOp : o.pending) {
-                    if (!pendingOp.done && !before.contains(pendingOp) && pendingOp.work.touches(ptr, hi)) {
-                        return pendingOp.work.describe() + " on " + o;
-                    }
-                }
-            }
-            return null;
+            return scheduler.unorderedWith(t, ptr, bytes);
         }
     }
 
