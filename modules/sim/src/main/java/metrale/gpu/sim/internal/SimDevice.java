@@ -137,8 +137,8 @@ public final class SimDevice implements Driver {
     private final SimAsyncPool asyncPool;
     /** The runtime's allocations, for the reach of a kernel ({@link #allocationExtents}); {@code null} when not told. */
     private volatile Extents extents;
-    private CudaError sticky;
-    private String stickyDetail;
+    /** The sticky error, and the waits that run pending work and latch its faults. */
+    private final FaultLatch latch;
     private boolean closed;
     private final SimControlsImpl controls;
     private List<String> liveAtClose = List.of();
@@ -184,6 +184,7 @@ public final class SimDevice implements Driver {
         engine.processMemories = process.memories;
         this.legacy = new SimStream(1, SimStream.Kind.LEGACY, false, "the legacy default stream");
         this.scheduler = new Scheduler(engine, legacy);
+        this.latch = new FaultLatch(process, scheduler, engine);
         this.controls = new SimControlsImpl(this, lock, memory, engine, scheduler);
         this.peers = new SimPeers(process, ordinal, lock, memory, engine, this::check);
         this.engine.blockOrder = o.blockOrder();
@@ -293,7 +294,7 @@ public final class SimDevice implements Driver {
                 throw err(CudaError.INVALID_VALUE, op, "ptr=" + hex(ptr) + ": " + memory.whyNotFreeable(ptr, a));
             }
             // cuMemFree synchronizes: work still using the memory finishes first.
-            drainAll(op, "ptr=" + hex(ptr));
+            latch.runAll(op, "ptr=" + hex(ptr));
             asyncPool.freedNow(ptr, a.size);
             memory.free(a);
         }
@@ -440,7 +441,7 @@ public final class SimDevice implements Driver {
                         : memory.find(host.address()) != null ? "an interior pointer into " + memory.find(host.address())
                         : "not the base of live page-locked memory from cuMemHostAlloc (already freed, or other memory)"));
             }
-            drainAll(op, d);
+            latch.runAll(op, d);
             memory.free(a);
         }
     }
@@ -468,7 +469,7 @@ public final class SimDevice implements Driver {
         legacyCopy(op, d, bytes, () -> {
             checkHost(null, src, bytes, op, d, "source");
             checkDevice(null, dst, bytes, op, d, "destination");
-            drain(op, d, scheduler.enqueue(legacy, new Works.CopyH2D(op, dst, src, bytes), null));
+            latch.runUntil(op, d, scheduler.enqueue(legacy, new Works.CopyH2D(op, dst, src, bytes), null));
         });
     }
 
@@ -479,7 +480,7 @@ public final class SimDevice implements Driver {
         legacyCopy(op, d, bytes, () -> {
             checkHost(null, dst, bytes, op, d, "destination");
             checkDevice(null, src, bytes, op, d, "source");
-            drain(op, d, scheduler.enqueue(legacy, new Works.CopyD2H(op, dst, src, bytes), null));
+            latch.runUntil(op, d, scheduler.enqueue(legacy, new Works.CopyD2H(op, dst, src, bytes), null));
         });
     }
 
@@ -587,7 +588,7 @@ public final class SimDevice implements Driver {
         boolean pinned = isPinned(host, bytes);
         Op o = submit(s, w, op, null);
         if (o != null && !pinned) {
-            drain(op, device + ", bytes=" + bytes + ", stream=" + s, o);
+            latch.runUntil(op, device + ", bytes=" + bytes + ", stream=" + s, o);
         }
     }
 
@@ -702,8 +703,8 @@ public final class SimDevice implements Driver {
             if (s.kind == SimStream.Kind.LEGACY) {
                 rules.checkLegacyWork(op, "stream=" + s);
             }
-            injectedSyncFailure(op, s);
-            drain(op, s, s.tail());
+            latch.surface(controls.takeSyncFailure(), op, s);
+            latch.runUntil(op, s, s.tail());
             engine.advanceTo(s.lastEnd);
             asyncPool.synchronizedHost();
         }
@@ -728,7 +729,7 @@ public final class SimDevice implements Driver {
                 engine.advanceTo(s.lastEnd);
                 return false;
             }
-            step(op, s, t);
+            latch.step(op, s, t);
             return false;
         }
     }
@@ -738,8 +739,8 @@ public final class SimDevice implements Driver {
         String op = "cuCtxSynchronize";
         try (var _ = enter(op)) {
             rules.checkContextSync(op);
-            injectedSyncFailure(op, "the context");
-            drainAll(op, "");
+            latch.surface(controls.takeSyncFailure(), op, "the context");
+            latch.runAll(op, "");
             asyncPool.synchronizedHost();
         }
     }
@@ -814,8 +815,8 @@ public final class SimDevice implements Driver {
             SimEvent ev = event(event, op);
             rules.checkNotCaptured(ev, op);
             rules.checkUnsafe(op, ev.toString());
-            injectedSyncFailure(op, ev);
-            drain(op, ev, ev.op);
+            latch.surface(controls.takeSyncFailure(), op, ev);
+            latch.runUntil(op, ev, ev.op);
             if (ev.op != null) {
                 engine.advanceTo(ev.op.end);
             }
@@ -837,7 +838,7 @@ public final class SimDevice implements Driver {
                 engine.advanceTo(ev.op.end);
                 return false;
             }
-            step(op, ev, ev.op);
+            latch.step(op, ev, ev.op);
             return false;
         }
     }
@@ -1152,7 +1153,7 @@ public final class SimDevice implements Driver {
                 throw CaptureRules.bad(s, CudaError.NOT_SUPPORTED, op, "the simulator cannot capture " + what + " into a graph");
             }
             Op o = submit(s, new Works.Marker(op + " on " + s), op, null);
-            drain(op, s, o);
+            latch.runUntil(op, s, o);
         }
     }
 
@@ -1178,10 +1179,7 @@ public final class SimDevice implements Driver {
     @Override
     public CudaError probe() {
         try (var _ = lock.hold()) {
-            if (sticky == null && !closed) {
-                adoptProcessFault();
-            }
-            return sticky == null ? CudaError.SUCCESS : sticky;
+            return latch.probe(!closed);
         }
     }
 
@@ -1268,31 +1266,7 @@ public final class SimDevice implements Driver {
         if (closed) {
             throw err(CudaError.CONTEXT_IS_DESTROYED, op, "the SimDevice is closed");
         }
-        if (sticky == null) {
-            adoptProcessFault();
-        }
-        if (sticky != null) {
-            throw err(sticky, op, "the context is unusable after a sticky fault (no in-process recovery, as on CUDA: "
-                    + "close this device and open another in a fresh simulated process): " + stickyDetail);
-        }
-    }
-
-    /** A sticky fault of another device in this simulated process poisons this one too. */
-    private void adoptProcessFault() {
-        SimProcess.Fault f = process.fault();
-        if (f != null) {
-            sticky = f.error();
-            stickyDetail = "latched in another simulator runtime of " + process + ": " + f.detail();
-            scheduler.discardAll();
-        }
-    }
-
-    /** Latches {@code error} here and in the simulated process; pending work is dropped, as it will never run. */
-    private void setSticky(CudaError error, String detail) {
-        sticky = error;
-        stickyDetail = detail;
-        process.poison(error, detail);
-        scheduler.discardAll();
+        latch.check(op);
     }
 
     private SimStream stream(long h, String op) {
@@ -1361,56 +1335,5 @@ public final class SimDevice implements Driver {
             rules.checkLegacyWork(op, d == null ? w.describe() : d);
         }
         return scheduler.enqueue(s, w, null);
-    }
-
-
-
-
-
-
-    private void injectedSyncFailure(String op, Object what) {
-        CudaError e = controls.takeSyncFailure();
-        if (e != null) {
-            setSticky(e, e + " injected by SimControls.failNextSync and reported by " + op + " of " + what);
-            throw err(e, op, stickyDetail);
-        }
-    }
-
-    /** Waits for {@code target}: runs it and what it depends on, and the clock moves to its end. */
-    private void drain(String op, Object what, Op target) {
-        try {
-            scheduler.runUntil(target);
-        } catch (SimFault f) {
-            throw latch(f, op, what);
-        }
-        if (target != null) {
-            engine.advanceTo(target.end);
-        }
-    }
-
-    /** Waits for the whole device: runs everything, and the clock moves to when the last work ends. */
-    private void drainAll(String op, Object what) {
-        try {
-            scheduler.runAll();
-        } catch (SimFault f) {
-            throw latch(f, op, what);
-        }
-        engine.advanceTo(scheduler.horizon());
-    }
-
-    private void step(String op, Object what, Op target) {
-        try {
-            scheduler.step(target);
-        } catch (SimFault f) {
-            throw latch(f, op, what);
-        }
-    }
-
-    /** Latches a device fault as the sticky error; pending work is dropped, as it will never run. */
-    private GpuException latch(SimFault f, String op, Object what) {
-        setSticky(f.error, f.error + " in " + f.getMessage());
-        String w = String.valueOf(what);
-        return new GpuException(f.error, f.error.code(), op, (w.isEmpty() ? "" : w + ": ") + "device fault: "
-                + f.getMessage(), f);
     }
 }
