@@ -124,9 +124,8 @@ public final class SimDevice implements Driver {
     private final Scheduler scheduler;
     private final int smCount;
     private final SimStream legacy;
-    private final Map<Long, SimStream> streams = new HashMap<>();
-    private final Map<Thread, SimStream> perThread = new WeakHashMap<>();
-    private final Map<Long, SimEvent> events = new HashMap<>();
+    private final SimStreams streams;
+    private final SimEvents events = new SimEvents();
     /** The loaded modules and functions, and the rules of a launch's function and configuration. */
     private final SimModules modules;
     private final CaptureRules rules = new CaptureRules();
@@ -184,6 +183,7 @@ public final class SimDevice implements Driver {
         engine.processMemories = process.memories;
         this.legacy = new SimStream(1, SimStream.Kind.LEGACY, false, "the legacy default stream");
         this.scheduler = new Scheduler(engine, legacy);
+        this.streams = new SimStreams(legacy);
         this.latch = new FaultLatch(process, scheduler, engine);
         this.controls = new SimControlsImpl(this, lock, memory, engine, scheduler);
         this.peers = new SimPeers(process, ordinal, lock, memory, engine, this::check);
@@ -326,7 +326,7 @@ public final class SimDevice implements Driver {
         String op = "cuMemAllocAsync";
         String d = "bytes=" + bytes + ", stream=" + hex(stream);
         try (var _ = enter(op)) {
-            SimStream s = stream(stream, op);
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
             if (s.capture != null) {
                 throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, d + ": the simulator does not capture allocation nodes");
@@ -344,7 +344,7 @@ public final class SimDevice implements Driver {
         String op = "cuMemFreeAsync";
         String d = "ptr=" + hex(ptr) + ", stream=" + hex(stream);
         try (var _ = enter(op)) {
-            SimStream s = stream(stream, op);
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
             if (s.capture != null) {
                 throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, d + ": the simulator does not capture free nodes");
@@ -397,7 +397,7 @@ public final class SimDevice implements Driver {
     public String streamOrderViolation(long ptr, long bytes, long stream) {
         String op = "streamOrderViolation";
         try (var _ = enter(op)) {
-            SimStream t = stream(stream, op);
+            SimStream t = streams.get(stream, op);
             return scheduler.unorderedWith(t, ptr, bytes);
         }
     }
@@ -560,7 +560,7 @@ public final class SimDevice implements Driver {
      */
     private void streamCopy(String op, long stream, long bytes, Consumer<SimStream> body) {
         try (var _ = enter(op)) {
-            SimStream s = stream(stream, op);
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
             if (checkCount(s, bytes, op, null)) {
                 body.accept(s);
@@ -596,7 +596,7 @@ public final class SimDevice implements Driver {
     public void memcpy2DAsync(long dst, long dstPitch, long src, long srcPitch, long widthBytes, long height, long stream) {
         String op = "cuMemcpy2DAsync_v2";
         try (var _ = enter(op)) {
-            SimStream s = stream(stream, op);
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
             String d = "dst=" + hex(dst) + ", dstPitch=" + dstPitch + ", src=" + hex(src) + ", srcPitch=" + srcPitch
                     + ", widthBytes=" + widthBytes + ", height=" + height;
@@ -644,7 +644,7 @@ public final class SimDevice implements Driver {
     public void memsetD8Async(long ptr, int value, long bytes, long stream) {
         String op = "cuMemsetD8Async";
         try (var _ = enter(op)) {
-            SimStream s = stream(stream, op);
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
             if (value < 0 || value > 255) {
                 throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, "ptr=" + hex(ptr) + ", value=" + value + ": the value must be a byte, 0 to 255");
@@ -663,13 +663,7 @@ public final class SimDevice implements Driver {
     public long streamCreate(int flags) {
         String op = "cuStreamCreate";
         try (var _ = enter(op)) {
-            if (flags != 0 && flags != 1) {
-                throw err(CudaError.INVALID_VALUE, op, "flags=" + flags + ": must be 0 or CU_STREAM_NON_BLOCKING (1)");
-            }
-            long h = Ids.handle();
-            streams.put(h, new SimStream(h, SimStream.Kind.USER, flags == 0,
-                    "stream " + hex(h) + (flags == 1 ? " (non-blocking)" : "")));
-            return h;
+            return streams.create(flags, op);
         }
     }
 
@@ -677,19 +671,7 @@ public final class SimDevice implements Driver {
     public void streamDestroy(long stream) {
         String op = "cuStreamDestroy_v2";
         try (var _ = enter(op)) {
-            if (stream == 0 || stream == 1 || stream == 2) {
-                throw err(CudaError.INVALID_HANDLE, op, "stream=" + stream + ": "
-                        + (stream == 0 ? "the NULL stream" : "a default stream") + " cannot be destroyed");
-            }
-            SimStream s = streams.remove(stream);
-            if (s == null) {
-                throw err(CudaError.INVALID_HANDLE, op, "stream=" + hex(stream) + ": not a live stream");
-            }
-            s.destroyed = true;
-            if (s.capture != null) {
-                s.capture.invalidate(op);
-            }
-            // Pending work stays queued and runs at the next synchronization that needs it.
+            streams.destroy(stream, op);
         }
     }
 
@@ -697,7 +679,7 @@ public final class SimDevice implements Driver {
     public void streamSynchronize(long stream) {
         String op = "cuStreamSynchronize";
         try (var _ = enter(op)) {
-            SimStream s = stream(stream, op);
+            SimStream s = streams.get(stream, op);
             rules.checkNotCapturing(s, op);
             rules.checkUnsafe(op, "stream=" + s);
             if (s.kind == SimStream.Kind.LEGACY) {
@@ -714,7 +696,7 @@ public final class SimDevice implements Driver {
     public boolean streamQuery(long stream) {
         String op = "cuStreamQuery";
         try (var _ = enter(op)) {
-            SimStream s = stream(stream, op);
+            SimStream s = streams.get(stream, op);
             rules.checkNotCapturing(s, op);
             rules.checkUnsafe(op, "stream=" + s);
             if (s.kind == SimStream.Kind.LEGACY) {
@@ -749,16 +731,7 @@ public final class SimDevice implements Driver {
     public long eventCreate(int flags) {
         String op = "cuEventCreate";
         try (var _ = enter(op)) {
-            if ((flags & ~7) != 0) {
-                throw err(CudaError.INVALID_VALUE, op, "flags=" + flags
-                        + ": only BLOCKING_SYNC (1), DISABLE_TIMING (2) and INTERPROCESS (4) are flags");
-            }
-            if ((flags & SimEvent.INTERPROCESS) != 0 && (flags & SimEvent.DISABLE_TIMING) == 0) {
-                throw err(CudaError.INVALID_VALUE, op, "flags=" + flags + ": INTERPROCESS (4) requires DISABLE_TIMING (2)");
-            }
-            long h = Ids.handle();
-            events.put(h, new SimEvent(h, flags));
-            return h;
+            return events.create(flags, op);
         }
     }
 
@@ -766,8 +739,8 @@ public final class SimDevice implements Driver {
     public void eventRecord(long event, long stream) {
         String op = "cuEventRecord";
         try (var _ = enter(op)) {
-            SimEvent ev = event(event, op);
-            SimStream s = stream(stream, op);
+            SimEvent ev = events.get(event, op);
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
             if (rules.record(ev, s)) {
                 return;
@@ -785,8 +758,8 @@ public final class SimDevice implements Driver {
     public void streamWaitEvent(long stream, long event, int flags) {
         String op = "cuStreamWaitEvent";
         try (var _ = enter(op)) {
-            SimStream s = stream(stream, op);
-            SimEvent ev = event(event, op);
+            SimStream s = streams.get(stream, op);
+            SimEvent ev = events.get(event, op);
             String d = s + " waits for " + ev + ", flags=" + flags;
             if (flags != 0 && flags != 1) {
                 throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": flags must be 0 or CU_EVENT_WAIT_EXTERNAL (1)");
@@ -812,7 +785,7 @@ public final class SimDevice implements Driver {
     public void eventSynchronize(long event) {
         String op = "cuEventSynchronize";
         try (var _ = enter(op)) {
-            SimEvent ev = event(event, op);
+            SimEvent ev = events.get(event, op);
             rules.checkNotCaptured(ev, op);
             rules.checkUnsafe(op, ev.toString());
             latch.surface(controls.takeSyncFailure(), op, ev);
@@ -828,7 +801,7 @@ public final class SimDevice implements Driver {
     public boolean eventQuery(long event) {
         String op = "cuEventQuery";
         try (var _ = enter(op)) {
-            SimEvent ev = event(event, op);
+            SimEvent ev = events.get(event, op);
             rules.checkNotCaptured(ev, op);
             rules.checkUnsafe(op, ev.toString());
             if (ev.op == null || ev.op.completeAt(engine.now)) {
@@ -847,25 +820,7 @@ public final class SimDevice implements Driver {
     public float eventElapsedTime(long start, long end) {
         String op = "cuEventElapsedTime";
         try (var _ = enter(op)) {
-            SimEvent a = event(start, op);
-            SimEvent b = event(end, op);
-            for (SimEvent ev : new SimEvent[] {a, b}) {
-                if ((ev.flags & SimEvent.DISABLE_TIMING) != 0) {
-                    throw err(CudaError.INVALID_HANDLE, op, ev + " was created with DISABLE_TIMING");
-                }
-                rules.checkNotCaptured(ev, op);
-                if (ev.op == null) {
-                    throw err(CudaError.INVALID_HANDLE, op, ev + " has never been recorded");
-                }
-            }
-            for (SimEvent ev : new SimEvent[] {a, b}) {
-                if (!ev.op.completeAt(engine.now)) {
-                    throw err(CudaError.NOT_READY, op, ev + " has not completed at virtual time " + engine.now
-                            + " ns; synchronize it first");
-                }
-            }
-            // Virtual time: what the twins between the two records declared.
-            return (float) ((b.op.end - a.op.end) / 1e6);
+            return events.elapsedMillis(start, end, engine.now, rules, op);
         }
     }
 
@@ -873,9 +828,7 @@ public final class SimDevice implements Driver {
     public void eventDestroy(long event) {
         String op = "cuEventDestroy_v2";
         try (var _ = enter(op)) {
-            if (events.remove(event) == null) {
-                throw err(CudaError.INVALID_HANDLE, op, "event=" + hex(event) + ": not a live event");
-            }
+            events.destroy(event, op);
         }
     }
 
@@ -890,7 +843,7 @@ public final class SimDevice implements Driver {
     public void streamBeginCapture(long stream, int mode) {
         String op = "cuStreamBeginCapture_v2";
         try (var _ = enter(op)) {
-            SimStream s = stream(stream, op);
+            SimStream s = streams.get(stream, op);
             rules.begin(s, mode, op);
         }
     }
@@ -899,7 +852,7 @@ public final class SimDevice implements Driver {
     public long streamEndCapture(long stream) {
         String op = "cuStreamEndCapture";
         try (var _ = enter(op)) {
-            return graphs.add(rules.end(stream(stream, op), op));
+            return graphs.add(rules.end(streams.get(stream, op), op));
         }
     }
 
@@ -907,7 +860,7 @@ public final class SimDevice implements Driver {
     public int streamIsCapturing(long stream) {
         String op = "cuStreamIsCapturing";
         try (var _ = enter(op)) {
-            SimStream s = stream(stream, op);
+            SimStream s = streams.get(stream, op);
             return rules.status(s, op);
         }
     }
@@ -925,7 +878,7 @@ public final class SimDevice implements Driver {
         String op = "cuGraphLaunch";
         try (var _ = enter(op)) {
             SimExec x = graphs.exec(exec, op, "exec=");
-            SimStream s = stream(stream, op);
+            SimStream s = streams.get(stream, op);
             if (s.capture != null && s.capture.invalidated) {
                 // The H200 answers a graph launch into an invalidated capture with 900, not the 901
                 // of every other enqueue.
@@ -1053,7 +1006,7 @@ public final class SimDevice implements Driver {
     public void launchKernel(long func, LaunchConfig config, long stream, KernelArgs args) {
         String op = "cuLaunchKernel";
         try (var _ = enter(op)) {
-            SimStream s = stream(stream, op);
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
             SimFunction f = modules.function(func, op, s);
             submit(s, modules.kernelWork(f, config, args, extents, op, s), op, f.name);
@@ -1147,7 +1100,7 @@ public final class SimDevice implements Driver {
      */
     private void drainBefore(long stream, String op, String what) {
         try (var _ = enter(op)) {
-            SimStream s = stream(stream, op);
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
             if (s.capture != null) {
                 throw CaptureRules.bad(s, CudaError.NOT_SUPPORTED, op, "the simulator cannot capture " + what + " into a graph");
@@ -1166,7 +1119,7 @@ public final class SimDevice implements Driver {
         }
         SimDevice p = peers.peer(eventDriver, op);
         try (var _ = enter(op)) {
-            SimStream s = stream(stream, op);
+            SimStream s = streams.get(stream, op);
             if (s.capture != null) {
                 throw CaptureRules.bad(s, CudaError.NOT_SUPPORTED, op, "the simulator cannot capture a wait for another device's event");
             }
@@ -1195,7 +1148,6 @@ public final class SimDevice implements Driver {
             scheduler.discardAll();
             memory.freeAll();
             streams.clear();
-            perThread.clear();
             events.clear();
             modules.clear();
             graphs.clear();
@@ -1227,7 +1179,7 @@ public final class SimDevice implements Driver {
             }
         }
         String[] kinds = {"stream(s)", "event(s)", "module(s)", "graph(s)", "graph exec(s)"};
-        int[] counts = {streams.size(), events.size(), modules.count(), graphs.graphCount(), graphs.execCount()};
+        int[] counts = {streams.count(), events.count(), modules.count(), graphs.graphCount(), graphs.execCount()};
         for (int i = 0; i < kinds.length; i++) {
             if (counts[i] > 0) {
                 out.add(counts[i] + " " + kinds[i]);
@@ -1267,29 +1219,6 @@ public final class SimDevice implements Driver {
             throw err(CudaError.CONTEXT_IS_DESTROYED, op, "the SimDevice is closed");
         }
         latch.check(op);
-    }
-
-    private SimStream stream(long h, String op) {
-        if (h == 0 || h == 1) {
-            return legacy;
-        }
-        if (h == 2) {
-            return perThread.computeIfAbsent(Thread.currentThread(), t -> new SimStream(2, SimStream.Kind.PER_THREAD, true,
-                    "the per-thread default stream of thread '" + t.getName() + "'"));
-        }
-        SimStream s = streams.get(h);
-        if (s == null) {
-            throw err(CudaError.INVALID_HANDLE, op, "stream=" + hex(h) + ": not a live stream (destroyed, or never created)");
-        }
-        return s;
-    }
-
-    private SimEvent event(long h, String op) {
-        SimEvent e = events.get(h);
-        if (e == null) {
-            throw err(CudaError.INVALID_HANDLE, op, "event=" + hex(h) + ": not a live event (destroyed, or never created)");
-        }
-        return e;
     }
 
     /** @return {@code false} when {@code bytes} is 0 (a no-op) */
