@@ -424,9 +424,9 @@ final class InitCheck {
 
     static {
         // The driver's own frames between the runtime core and the application: every class an
-        // allocation passes through (SimControlsImpl.allocForeign, SimAsyncPool.allocate).
-        CallSites.skip(InitCheck.class.getName(), DeviceMemory.class.getName(), SimDevice.class.getName(),
-                SimControlsImpl.class.getName(), SimAsyncPool.class.getName());
+        // allocation passes through.
+        CallSites.skip(InitCheck.class.getName(), DeviceMemory.class.getName(), AllocRules.class.getName(),
+                SimDevice.class.getName(), SimControlsImpl.class.getName(), SimAsyncPool.class.getName());
     }
 
     private static String applicationSite() {

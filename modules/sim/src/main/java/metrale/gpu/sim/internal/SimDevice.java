@@ -1,35 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim.internal;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.TreeSet;
-import java.util.WeakHashMap;
 import java.util.function.Consumer;
 import metrale.gpu.CudaError;
 import metrale.gpu.DeviceInfo;
-import metrale.gpu.Dim3;
 import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
-import metrale.gpu.Setting;
-import metrale.gpu.sim.SimBlockOrder;
 import metrale.gpu.sim.SimControls;
 import metrale.gpu.sim.SimInitCheck;
-import metrale.gpu.sim.SimKernel;
 import metrale.gpu.sim.SimKernels;
 import metrale.gpu.sim.SimOptions;
-import metrale.gpu.sim.SimTwins;
-import metrale.gpu.sim.UninitializedRead;
 import metrale.gpu.spi.Driver;
 import metrale.gpu.spi.DriverConfig;
 import metrale.gpu.spi.MemInfo;
@@ -60,26 +46,13 @@ import metrale.gpu.spi.MemInfo;
  * (option {@code sim.seed}, {@link SimControls#setScheduleSeed}) picks the interleaving. Kernels run on the
  * thread that drains their stream, one at a time.
  *
- * <p><b>Options</b> ({@link DriverConfig}):
- * <ul>
- * <li>{@code sim.capacity}: device memory in bytes; default 4 GiB ({@value #DEFAULT_CAPACITY}).</li>
- * <li>{@code sim.seed}: the schedule's seed; default 0.</li>
- * <li>{@code sim.sms}: the SM count {@link #deviceInfo()} reports; default {@value #DEFAULT_SMS}.</li>
- * <li>{@code sim.fill}: the byte new device, managed and page-locked memory is filled with, 0 to 255;
- *     default {@value #DEFAULT_FILL} ({@code 0xAB}).</li>
- * <li>{@code sim.initcheck}: {@code true} records reads of device memory never written
- *     ({@link SimInitCheck}); default {@code false}.</li>
- * <li>{@code sim.blocks}: {@code ordered} (default), {@code shuffled} or {@code parallel}, how a
- *     grid's blocks run ({@link SimBlockOrder}).</li>
- * <li>{@code sim.process}: {@code shared} (default) or {@code fresh}, the simulated process (see Faults).</li>
- * <li>{@code sim.devices}: how many devices the simulated process has, default 1; {@code device}
- * (what {@code Gpu.builder().device(i)} sets) picks the one this driver opens, default 0. Peer
- * copies and cross-device event waits work between devices of one simulated process; the
- * simulator runs a stream-ordered peer copy after the stream's earlier work, before the call
- * returns, and a cross-device wait waits for the event's work before returning. After
- * {@code enablePeerAccess(peer)} this context's kernels address the peer's live memory too.</li>
- * <li>{@code sim.twins} (an object): a {@link SimTwins} table looked in before {@link SimKernels}.</li>
- * </ul>
+ * <p><b>Options</b> ({@link DriverConfig}) are read once by {@link SimSettings}, which lists them.
+ *
+ * <p><b>Several devices.</b> Peer copies and cross-device event waits work between devices of one
+ * simulated process ({@link SimPeers}); a stream-ordered peer copy runs after the stream's earlier
+ * work, before the call returns, and a cross-device wait waits for the event's work before
+ * returning. After {@code enablePeerAccess(peer)} this context's kernels address the peer's live
+ * memory too.
  *
  * <p><b>Faults.</b> A sticky fault (a bad kernel access, an injected fault) makes every later
  * memory, stream, event, module, launch and synchronize call fail with the same error; as on CUDA
@@ -117,9 +90,10 @@ public final class SimDevice implements Driver {
     /** The most dynamic shared memory a function may opt in to, in bytes (sm_90). */
     public static final int MAX_SHARED_OPTIN = SimModules.MAX_SHARED_OPTIN;
 
-
     private final SimLock lock = new SimLock();
     private final DeviceMemory memory;
+    private final AllocRules allocs;
+    private final CopyRules copies;
     private final Engine engine;
     private final Scheduler scheduler;
     private final int smCount;
@@ -173,6 +147,8 @@ public final class SimDevice implements Driver {
         this.ordinal = o.ordinal();
         this.smCount = o.sms();
         this.memory = new DeviceMemory(o.capacity(), o.fill());
+        this.allocs = new AllocRules(memory);
+        this.copies = new CopyRules(memory);
         this.asyncPool = new SimAsyncPool(memory);
         this.graphs = new SimGraphs(memory);
         if (o.initCheck()) {
@@ -243,7 +219,7 @@ public final class SimDevice implements Driver {
             if (bytes == 0) {
                 throw err(CudaError.INVALID_VALUE, op, "bytes=0: an allocation needs at least one byte");
             }
-            return allocate(Alloc.Kind.DEVICE, bytes, op, "bytes=" + bytes);
+            return allocs.allocate(Alloc.Kind.DEVICE, bytes, controls.allocationAttempt(), op, "bytes=" + bytes);
         }
     }
 
@@ -259,26 +235,8 @@ public final class SimDevice implements Driver {
             if (flags != 1 && flags != 2) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": flags must be CU_MEM_ATTACH_GLOBAL (1) or CU_MEM_ATTACH_HOST (2)");
             }
-            return allocate(Alloc.Kind.MANAGED, bytes, op, d);
+            return allocs.allocate(Alloc.Kind.MANAGED, bytes, controls.allocationAttempt(), op, d);
         }
-    }
-
-    private long allocate(Alloc.Kind kind, long bytes, String op, String d) {
-        long injected = controls.allocationAttempt();
-        if (injected != 0) {
-            throw err(CudaError.OUT_OF_MEMORY, op, d + ": injected by SimControls.failAllocation (device allocation #"
-                    + injected + "); free " + memory.free() + " of " + memory.capacity() + " bytes");
-        }
-        if (bytes < 0 || !memory.fits(bytes)) {
-            throw err(CudaError.OUT_OF_MEMORY, op, d + (bytes < 0 ? " (as size_t " + Long.toUnsignedString(bytes) + ")" : "")
-                    + ": exceeds free device memory: free " + memory.free() + " of " + memory.capacity() + " bytes");
-        }
-        Alloc a = memory.allocate(kind, bytes);
-        if (a == null) {
-            throw err(CudaError.OUT_OF_MEMORY, op, d + ": the JVM could not get " + bytes
-                    + " bytes of native memory to back it (lower sim.capacity or raise the process's memory)");
-        }
-        return a.base;
     }
 
     @Override
@@ -289,10 +247,7 @@ public final class SimDevice implements Driver {
             if (ptr == 0) {
                 return;
             }
-            Alloc a = memory.atBase(ptr);
-            if (a == null || a.kind == Alloc.Kind.PINNED) {
-                throw err(CudaError.INVALID_VALUE, op, "ptr=" + hex(ptr) + ": " + memory.whyNotFreeable(ptr, a));
-            }
+            Alloc a = allocs.freeable(ptr, op);
             // cuMemFree synchronizes: work still using the memory finishes first.
             latch.runAll(op, "ptr=" + hex(ptr));
             asyncPool.freedNow(ptr, a.size);
@@ -334,7 +289,7 @@ public final class SimDevice implements Driver {
             if (bytes == 0) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": an allocation needs at least one byte");
             }
-            return asyncPool.allocate(bytes, () -> allocate(Alloc.Kind.DEVICE, bytes, op, d));
+            return asyncPool.allocate(bytes, () -> allocs.allocate(Alloc.Kind.DEVICE, bytes, controls.allocationAttempt(), op, d));
         }
     }
 
@@ -408,20 +363,7 @@ public final class SimDevice implements Driver {
         String d = "bytes=" + bytes + ", flags=" + flags;
         try (var _ = enter(op)) {
             rules.checkUnsafe(op, d);
-            if ((flags & ~7) != 0) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": only PORTABLE (1), DEVICEMAP (2) and WRITECOMBINED (4) are flags");
-            }
-            if (bytes == 0) {
-                return MemorySegment.NULL;
-            }
-            if (bytes < 0) {
-                throw err(CudaError.OUT_OF_MEMORY, op, d + " (as size_t " + Long.toUnsignedString(bytes) + ")");
-            }
-            Alloc a = memory.allocate(Alloc.Kind.PINNED, bytes);
-            if (a == null) {
-                throw err(CudaError.OUT_OF_MEMORY, op, d + ": the JVM could not get that much native memory");
-            }
-            return a.segment;
+            return allocs.hostAlloc(bytes, flags, op, d);
         }
     }
 
@@ -434,13 +376,7 @@ public final class SimDevice implements Driver {
                 return;
             }
             String d = "host=" + hex(host.address());
-            Alloc a = host.isNative() ? memory.atBase(host.address()) : null;
-            if (a == null || a.kind != Alloc.Kind.PINNED) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": " + (!host.isNative() ? "a heap segment"
-                        : a != null ? "this is " + a + "; free it with cuMemFree"
-                        : memory.find(host.address()) != null ? "an interior pointer into " + memory.find(host.address())
-                        : "not the base of live page-locked memory from cuMemHostAlloc (already freed, or other memory)"));
-            }
+            Alloc a = allocs.pinnedBase(host, op, d);
             latch.runAll(op, d);
             memory.free(a);
         }
@@ -450,13 +386,7 @@ public final class SimDevice implements Driver {
     public long memHostGetDevicePointer(MemorySegment host) {
         String op = "cuMemHostGetDevicePointer_v2";
         try (var _ = enter(op)) {
-            long addr = host == null || !host.isNative() ? 0 : host.address();
-            Alloc a = addr == 0 ? null : memory.find(addr);
-            if (a == null || a.kind != Alloc.Kind.PINNED) {
-                throw err(CudaError.INVALID_VALUE, op, "host=" + (host == null ? "null" : hex(addr))
-                        + ": not inside page-locked memory from cuMemHostAlloc");
-            }
-            return addr;
+            return allocs.devicePointer(host, op);
         }
     }
 
@@ -467,8 +397,8 @@ public final class SimDevice implements Driver {
         String op = "cuMemcpyHtoD_v2";
         String d = "dst=" + hex(dst) + ", bytes=" + bytes;
         legacyCopy(op, d, bytes, () -> {
-            checkHost(null, src, bytes, op, d, "source");
-            checkDevice(null, dst, bytes, op, d, "destination");
+            copies.checkHost(null, src, bytes, op, d, "source");
+            copies.checkDevice(null, dst, bytes, op, d, "destination");
             latch.runUntil(op, d, scheduler.enqueue(legacy, new Works.CopyH2D(op, dst, src, bytes), null));
         });
     }
@@ -478,8 +408,8 @@ public final class SimDevice implements Driver {
         String op = "cuMemcpyDtoH_v2";
         String d = "src=" + hex(src) + ", bytes=" + bytes;
         legacyCopy(op, d, bytes, () -> {
-            checkHost(null, dst, bytes, op, d, "destination");
-            checkDevice(null, src, bytes, op, d, "source");
+            copies.checkHost(null, dst, bytes, op, d, "destination");
+            copies.checkDevice(null, src, bytes, op, d, "source");
             latch.runUntil(op, d, scheduler.enqueue(legacy, new Works.CopyD2H(op, dst, src, bytes), null));
         });
     }
@@ -489,8 +419,8 @@ public final class SimDevice implements Driver {
         String op = "cuMemcpyDtoD_v2";
         String d = "dst=" + hex(dst) + ", src=" + hex(src) + ", bytes=" + bytes;
         legacyCopy(op, d, bytes, () -> {
-            checkDevice(null, src, bytes, op, d, "source");
-            checkDevice(null, dst, bytes, op, d, "destination");
+            copies.checkDevice(null, src, bytes, op, d, "source");
+            copies.checkDevice(null, dst, bytes, op, d, "destination");
             scheduler.enqueue(legacy, new Works.CopyD2D(op, dst, src, bytes), null);
         });
     }
@@ -499,18 +429,18 @@ public final class SimDevice implements Driver {
     public void memcpyHtoDAsync(long dst, MemorySegment src, long bytes, long stream) {
         String op = "cuMemcpyHtoDAsync_v2";
         streamCopy(op, stream, bytes, s -> {
-            checkHost(s, src, bytes, op, null, "source");
-            checkDevice(s, dst, bytes, op, null, "destination");
+            copies.checkHost(s, src, bytes, op, null, "source");
+            copies.checkDevice(s, dst, bytes, op, null, "destination");
             if (s.capture != null) {
                 // A captured copy reads the host when the graph runs, on whatever thread launches it.
                 rules.checkReadableAnywhere(s, src, op, "dst=" + hex(dst), "source");
                 submit(s, new Works.CopyH2D(op, dst, src, bytes), op, null);
-            } else if (isPinned(src, bytes)) {
+            } else if (copies.isPinned(src, bytes)) {
                 submit(s, new Works.CopyH2D(op, dst, src, bytes), op, null);
             } else {
                 // CUDA stages pageable memory before returning (a later host change does not land)
                 // and the copy completes in stream order, without waiting for the stream.
-                submit(s, new Works.CopyH2D(op, dst, stage(src, bytes), bytes), op, null);
+                submit(s, new Works.CopyH2D(op, dst, copies.stage(src, bytes), bytes), op, null);
             }
         });
     }
@@ -519,8 +449,8 @@ public final class SimDevice implements Driver {
     public void memcpyDtoHAsync(MemorySegment dst, long src, long bytes, long stream) {
         String op = "cuMemcpyDtoHAsync_v2";
         streamCopy(op, stream, bytes, s -> {
-            checkHost(s, dst, bytes, op, null, "destination");
-            checkDevice(s, src, bytes, op, null, "source");
+            copies.checkHost(s, dst, bytes, op, null, "destination");
+            copies.checkDevice(s, src, bytes, op, null, "source");
             if (s.capture != null) {
                 rules.checkReadableAnywhere(s, dst, op, "src=" + hex(src), "destination");
             }
@@ -532,8 +462,8 @@ public final class SimDevice implements Driver {
     public void memcpyDtoDAsync(long dst, long src, long bytes, long stream) {
         String op = "cuMemcpyDtoDAsync_v2";
         streamCopy(op, stream, bytes, s -> {
-            checkDevice(s, src, bytes, op, null, "source");
-            checkDevice(s, dst, bytes, op, null, "destination");
+            copies.checkDevice(s, src, bytes, op, null, "source");
+            copies.checkDevice(s, dst, bytes, op, null, "destination");
             submit(s, new Works.CopyD2D(op, dst, src, bytes), op, null);
         });
     }
@@ -547,7 +477,7 @@ public final class SimDevice implements Driver {
     private void legacyCopy(String op, String d, long bytes, Runnable body) {
         try (var _ = enter(op)) {
             rules.checkLegacyWork(op, d);
-            if (checkCount(null, bytes, op, d)) {
+            if (copies.checkCount(null, bytes, op, d)) {
                 body.run();
             }
         }
@@ -562,21 +492,10 @@ public final class SimDevice implements Driver {
         try (var _ = enter(op)) {
             SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
-            if (checkCount(s, bytes, op, null)) {
+            if (copies.checkCount(s, bytes, op, null)) {
                 body.accept(s);
             }
         }
-    }
-
-
-    /** {@return a copy of {@code bytes} of {@code src}, taken now, as CUDA stages pageable memory} */
-    private static MemorySegment stage(MemorySegment src, long bytes) {
-        MemorySegment copy = bytes <= Integer.MAX_VALUE - 8
-                ? MemorySegment.ofArray(new byte[(int) bytes])
-                // Too large for an array: native memory the garbage collector frees with the work.
-                : Arena.ofAuto().allocate(bytes);
-        MemorySegment.copy(src, 0, copy, 0, bytes);
-        return copy;
     }
 
     /**
@@ -585,7 +504,7 @@ public final class SimDevice implements Driver {
      * ("src=0x...") names the device side in that wait's errors.
      */
     private void submitHostCopy(SimStream s, Work w, MemorySegment host, long bytes, String op, String device) {
-        boolean pinned = isPinned(host, bytes);
+        boolean pinned = copies.isPinned(host, bytes);
         Op o = submit(s, w, op, null);
         if (o != null && !pinned) {
             latch.runUntil(op, device + ", bytes=" + bytes + ", stream=" + s, o);
@@ -600,26 +519,10 @@ public final class SimDevice implements Driver {
             rules.checkInvalidated(s, op);
             String d = "dst=" + hex(dst) + ", dstPitch=" + dstPitch + ", src=" + hex(src) + ", srcPitch=" + srcPitch
                     + ", widthBytes=" + widthBytes + ", height=" + height;
-            if (widthBytes < 0 || height < 0 || dstPitch < 0 || srcPitch < 0) {
-                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": negative size or pitch");
+            Works.Copy2D w = copies.copy2D(s, dst, dstPitch, src, srcPitch, widthBytes, height, op, d);
+            if (w != null) {
+                submit(s, w, op, d);
             }
-            if (widthBytes == 0 || height == 0) {
-                return;
-            }
-            if (srcPitch < widthBytes || dstPitch < widthBytes) {
-                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": each pitch must be at least WidthInBytes");
-            }
-            long srcSpan;
-            long dstSpan;
-            try {
-                srcSpan = Math.addExact(Math.multiplyExact(height - 1, srcPitch), widthBytes);
-                dstSpan = Math.addExact(Math.multiplyExact(height - 1, dstPitch), widthBytes);
-            } catch (ArithmeticException e) {
-                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": the extent overflows");
-            }
-            checkDevice(s, src, srcSpan, op, d, "source");
-            checkDevice(s, dst, dstSpan, op, d, "destination");
-            submit(s, new Works.Copy2D(dst, dstPitch, src, srcPitch, widthBytes, height), op, d);
         }
     }
 
@@ -632,10 +535,10 @@ public final class SimDevice implements Driver {
             if (value < 0 || value > 255) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": the value must be a byte, 0 to 255");
             }
-            if (!checkCount(null, bytes, op, d)) {
+            if (!copies.checkCount(null, bytes, op, d)) {
                 return;
             }
-            checkDevice(null, ptr, bytes, op, d, "range");
+            copies.checkDevice(null, ptr, bytes, op, d, "range");
             scheduler.enqueue(legacy, new Works.Memset(op, ptr, (byte) value, bytes), null);
         }
     }
@@ -649,10 +552,10 @@ public final class SimDevice implements Driver {
             if (value < 0 || value > 255) {
                 throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, "ptr=" + hex(ptr) + ", value=" + value + ": the value must be a byte, 0 to 255");
             }
-            if (!checkCount(s, bytes, op, null)) {
+            if (!copies.checkCount(s, bytes, op, null)) {
                 return;
             }
-            checkDevice(s, ptr, bytes, op, null, "range");
+            copies.checkDevice(s, ptr, bytes, op, null, "range");
             submit(s, new Works.Memset(op, ptr, (byte) value, bytes), op, null);
         }
     }
@@ -1128,7 +1031,6 @@ public final class SimDevice implements Driver {
         p.eventSynchronize(event);
     }
 
-
     @Override
     public CudaError probe() {
         try (var _ = lock.hold()) {
@@ -1219,39 +1121,6 @@ public final class SimDevice implements Driver {
             throw err(CudaError.CONTEXT_IS_DESTROYED, op, "the SimDevice is closed");
         }
         latch.check(op);
-    }
-
-    /** @return {@code false} when {@code bytes} is 0 (a no-op) */
-    private static boolean checkCount(SimStream s, long bytes, String op, String d) {
-        if (bytes < 0) {
-            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, (d == null ? "" : d + ": ") + "bytes=" + bytes + " is negative");
-        }
-        return bytes != 0;
-    }
-
-    private static void checkHost(SimStream s, MemorySegment seg, long bytes, String op, String d, String which) {
-        String why = seg == null ? "is null"
-                : !seg.scope().isAlive() ? "is closed"
-                : seg.byteSize() < bytes ? "has " + seg.byteSize() + " bytes, fewer than " + bytes
-                : null;
-        if (why != null) {
-            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, (d == null ? "bytes=" + bytes : d) + ": the host " + which + " " + why);
-        }
-    }
-
-    private void checkDevice(SimStream s, long ptr, long bytes, String op, String d, String which) {
-        if (memory.find(ptr, bytes) == null) {
-            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, (d == null ? "bytes=" + bytes : d) + ": the " + which + " "
-                    + memory.explain(ptr, bytes));
-        }
-    }
-
-    private boolean isPinned(MemorySegment seg, long bytes) {
-        if (!seg.isNative()) {
-            return false;
-        }
-        Alloc a = memory.find(seg.address(), bytes);
-        return a != null && a.kind == Alloc.Kind.PINNED;
     }
 
     /** Work on a capturing stream is recorded; otherwise enqueued. {@return the operation, or {@code null} when recorded} */

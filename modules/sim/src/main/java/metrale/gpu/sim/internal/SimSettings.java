@@ -16,6 +16,25 @@ import metrale.gpu.spi.DriverConfig;
  * number, boolean, choice), and range-checked with a message that names the option, its system
  * property and its environment variable.
  *
+ * <ul>
+ * <li>{@code sim.capacity}: device memory in bytes; default 4 GiB ({@value SimOptions#DEFAULT_CAPACITY}).</li>
+ * <li>{@code sim.seed}: the schedule's seed; default 0.</li>
+ * <li>{@code sim.sms}: the SM count the device reports; default {@value SimOptions#DEFAULT_SMS}.</li>
+ * <li>{@code sim.fill}: the byte new device, managed and page-locked memory is filled with, 0 to 255;
+ *     default {@value SimOptions#DEFAULT_FILL} ({@code 0xAB}).</li>
+ * <li>{@code sim.initcheck}: {@code true} records reads of device memory never written
+ *     ({@link metrale.gpu.sim.SimInitCheck}); default {@code false}.</li>
+ * <li>{@code sim.blocks}: {@code ordered} (default), {@code shuffled} or {@code parallel}, how a
+ *     grid's blocks run ({@link SimBlockOrder}).</li>
+ * <li>{@code sim.process}: {@code shared} (default), {@code fresh} or {@code named:NAME}, the
+ *     simulated process; a process a sticky fault poisoned cannot open another device.</li>
+ * <li>{@code sim.devices}: how many devices the simulated process has, 1 to
+ *     {@value SimOptions#MAX_DEVICES}, default 1; {@code device} (what {@code Gpu.builder().device(i)}
+ *     sets) picks the one the driver opens, default 0.</li>
+ * <li>{@code sim.twins} (an object): a {@link SimTwins} table looked in before
+ *     {@link metrale.gpu.sim.SimKernels}.</li>
+ * </ul>
+ *
  * @param capacity   device memory in bytes, positive
  * @param sms        the SM count the device reports, 1 to 100000
  * @param fill       the byte new memory is filled with
