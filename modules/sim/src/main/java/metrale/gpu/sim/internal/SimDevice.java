@@ -91,33 +91,35 @@ public final class SimDevice implements Driver {
     public static final int MAX_SHARED_OPTIN = SimModules.MAX_SHARED_OPTIN;
 
     private final SimLock lock = new SimLock();
+    private final SimProcess process;
+    private final int ordinal;
+    private final int smCount;
     private final DeviceMemory memory;
-    private final AllocRules allocs;
-    private final CopyRules copies;
     private final Engine engine;
     private final Scheduler scheduler;
-    private final int smCount;
     private final SimStream legacy;
+    // The parts, one owner per rule set, each guarded by the lock.
     private final SimStreams streams;
     private final SimEvents events = new SimEvents();
-    /** The loaded modules and functions, and the rules of a launch's function and configuration. */
-    private final SimModules modules;
     private final CaptureRules rules = new CaptureRules();
     /** The graphs, their nodes and executable graphs, and the rules of updating an exec. */
     private final SimGraphs graphs;
-    private final SimProcess process;
-    /** Live allocations of {@code cuMemAllocAsync}, their bytes, high-water mark and the release threshold. */
+    /** The loaded modules and functions, and the rules of a launch's function and configuration. */
+    private final SimModules modules;
+    private final AllocRules allocs;
+    private final CopyRules copies;
+    /** The default pool of {@code cuMemAllocAsync}. */
     private final SimAsyncPool asyncPool;
-    /** The runtime's allocations, for the reach of a kernel ({@link #allocationExtents}); {@code null} when not told. */
-    private volatile Extents extents;
-    /** The sticky error, and the waits that run pending work and latch its faults. */
-    private final FaultLatch latch;
-    private boolean closed;
-    private final SimControlsImpl controls;
-    private List<String> liveAtClose = List.of();
-    private final int ordinal;
     /** The peer contexts this one may address, and the copy between two contexts. */
     private final SimPeers peers;
+    /** The sticky error, and the waits that run pending work and latch its faults. */
+    private final FaultLatch latch;
+    /** The one holder of the knobs, and of the faults they inject. */
+    private final SimControlsImpl controls;
+    /** The runtime's allocations, for the reach of a kernel ({@link #allocationExtents}); {@code null} when not told. */
+    private volatile Extents extents;
+    private boolean closed;
+    private List<String> liveAtClose = List.of();
 
     /** Opens a simulated device with the default options. */
     public SimDevice() {
@@ -168,7 +170,7 @@ public final class SimDevice implements Driver {
         process.memories.put(memory, ordinal);
     }
 
-    // ---- simulator controls and fault injection -----------------------------------------------
+    // ---- controls -------------------------------------------------------------------------------
 
     /**
      * {@return {@link SimControls} or {@link SimInitCheck} when asked for it} The controls are a
