@@ -12,7 +12,7 @@ import metrale.gpu.spi.Driver;
 
 /**
  * A device's graphs, their nodes and their executable graphs, and every rule of changing an
- * executable graph after instantiation (CUDA_SEMANTICS section 3): {@code cuGraphExecUpdate} and
+ * executable graph after instantiation (CUDA_SEMANTICS section 2, Graphs): {@code cuGraphExecUpdate} and
  * the per-node {@code cuGraphExec*NodeSetParams}. An update replaces {@link SimExec#run}, never
  * changes it, so a launch already enqueued runs the values it was launched with. The device calls
  * these doors under its lock, after its own checks; not thread-safe on its own.
