@@ -375,7 +375,7 @@ public final class GpuRuntime implements Gpu {
         try {
             Objects.requireNonNull(type, "type");
             if (type == GpuRuntime.class) {
-                // How TrustedAccess finds the runtime behind a wrapper that forwards unwrap (the test kit's).
+                // How RuntimeAccess finds the runtime behind a wrapper that forwards unwrap (the test kit's).
                 return Optional.of(type.cast(this));
             }
             return driver.controls(type);
@@ -1730,7 +1730,7 @@ public final class GpuRuntime implements Gpu {
     }
 
     /**
-     * The trusted-module view of this runtime (see {@link metrale.gpu.spi.TrustedAccess}): runs
+     * The friend-module view of this runtime (see {@link metrale.gpu.internal.access.RuntimeAccess}): runs
      * {@code body} with the driver's handle of {@code stream}, inside this runtime's gate, with the
      * context current on the calling thread, after checking each device range against the ledger.
      *
@@ -2470,7 +2470,7 @@ public final class GpuRuntime implements Gpu {
     }
 
     /**
-     * For {@link metrale.gpu.spi.TrustedAccess#track}: lists a resource another module made over
+     * For {@link metrale.gpu.internal.access.RuntimeAccess#track}: lists a resource another module made over
      * this runtime until the returned release is run.
      *
      * @param kind   what it is
