@@ -31,7 +31,7 @@ for a in metrale-gpu-parent metrale-gpu-bom metrale-telemetry metrale-gpu metral
          metrale-gpu-nccl metrale-gpu-testing; do
   [ -e "$repo/dev/metrale/$a/$version/$a-$version.pom" ] || { echo "check-release: $a $version is not in $repo" >&2; exit 1; }
 done
-for a in metrale-examples metrale-benchmarks metrale-gpu-docs; do
+for a in metrale-examples metrale-benchmarks metrale-gpu-contract metrale-gpu-docs; do
   [ ! -e "$repo/dev/metrale/$a" ] || { echo "check-release: $a is not published, but $repo holds it" >&2; exit 1; }
 done
 

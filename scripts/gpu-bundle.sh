@@ -22,11 +22,13 @@ cd "$root"
 rm -rf "$out"
 mkdir -p "$out/lib"
 
-# Jars of the modules and the cuda test jar, then every test-scope dependency of the cuda module.
-# The nccl module's tests (collectives on every GPU, and on the simulator) run in the same bundle.
+# Jars of the modules (the contract suite's among them: the test classes extend it), then every
+# test-scope dependency of the cuda module. The nccl module's tests (collectives on every GPU, and
+# on the simulator) run in the same bundle. -DskipTests still compiles the test classes.
 ./mvnw -q -pl modules/cuda,modules/nccl -am package dependency:copy-dependencies -DskipTests \
     -DincludeScope=test -DoutputDirectory="$out/lib"
 cp modules/telemetry/target/metrale-telemetry-*.jar modules/api/target/metrale-gpu-0*.jar \
+   modules/contract/target/metrale-gpu-contract-*.jar \
    modules/cuda/target/metrale-gpu-cuda-*.jar modules/nccl/target/metrale-gpu-nccl-*.jar "$out/lib/"
 # The console launcher carries the JUnit Platform and Jupiter itself: a second copy of an engine
 # on the class path stops the launcher ("multiple engines with the same ID").
@@ -36,15 +38,18 @@ rm -f "$out"/lib/byte-buddy-*
 # Javadoc and sources jars (the verify and package phases build them) are not code, and a sources
 # jar on the module path would read as a second module of the same name.
 rm -f "$out"/lib/*-javadoc.jar "$out"/lib/*-sources.jar
+# No module builds a test-jar: one in a target folder is stale, and its classes would shadow the
+# contract module's.
+rm -f "$out"/lib/*-tests.jar
 ./mvnw -q dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$console_version" \
     -DoutputDirectory="$out" -Dmdep.stripVersion=true
 
 # Test classes as a directory: the launcher scans directories without the zip file system
-# (jdk.zipfs), which the runtime below leaves out.
+# (jdk.zipfs), which the runtime below leaves out. Only the backends' own test classes are
+# scanned; the abstract contract classes they extend come from the contract jar in lib/.
 mkdir -p "$out/test-classes"
-(cd "$out/test-classes" && jar xf "$root"/modules/cuda/target/metrale-gpu-cuda-*-tests.jar && rm -rf META-INF)
-(cd "$out/test-classes" && jar xf "$root"/modules/nccl/target/metrale-gpu-nccl-*-tests.jar && rm -rf META-INF)
-rm -f "$out"/lib/metrale-gpu-cuda-*-tests.jar "$out"/lib/metrale-gpu-nccl-*-tests.jar
+cp -R modules/cuda/target/test-classes/. modules/nccl/target/test-classes/. "$out/test-classes/"
+rm -rf "$out/test-classes/META-INF"
 
 jlink --add-modules java.base,java.logging,java.xml,jdk.jfr,java.management,jdk.management,jdk.unsupported \
       --strip-debug --no-header-files --no-man-pages --compress=zip-9 --output "$out/jre"

@@ -5,7 +5,12 @@
  *
  * <p><b>Exports.</b> {@code metrale.gpu} is the API. {@code metrale.gpu.spi} is exported for
  * backend modules ({@code metrale.gpu.cuda}, {@code metrale.gpu.sim}); applications need not
- * touch it. The runtime core lives in the non-exported {@code metrale.gpu.internal}.
+ * touch it, and it names nothing of the core. The runtime core lives in the non-exported
+ * {@code metrale.gpu.internal}. One door of the core, {@code metrale.gpu.internal.access}, is
+ * exported to {@code metrale.gpu.nccl} alone, which hands a runtime's streams and memory to NCCL
+ * through it; no other module can read it. {@code metrale.gpu.internal.ffi}, the loader the
+ * native bindings share, is exported to {@code metrale.gpu.cuda} and {@code metrale.gpu.nccl}
+ * only.
  *
  * <p><b>Backends.</b> Put {@code metrale.gpu.sim} and/or {@code metrale.gpu.cuda} on the module
  * path; {@link metrale.gpu.Gpu#open()} finds them with {@link java.util.ServiceLoader}.
@@ -40,12 +45,19 @@
  * <p><b>Flags.</b> None for this module; the CUDA backend needs
  * {@code --enable-native-access=metrale.gpu.cuda}.
  */
+// The qualified exports name metrale.gpu.cuda and metrale.gpu.nccl, which are built after this
+// module: not missing modules.
+@SuppressWarnings("module")
 module metrale.gpu {
     // Telemetry types (Telemetry, LaunchTrace, ...) appear in the API's signatures.
     requires transitive metrale.telemetry;
 
     exports metrale.gpu;
     exports metrale.gpu.spi;
+    // The collectives run NCCL on the runtime's driver streams: a friend's door, checked by the module system.
+    exports metrale.gpu.internal.access to metrale.gpu.nccl;
+    // The loader the CUDA and NCCL bindings share; it makes no restricted call itself.
+    exports metrale.gpu.internal.ffi to metrale.gpu.cuda, metrale.gpu.nccl;
 
     uses metrale.gpu.spi.BackendProvider;
 }

@@ -145,7 +145,7 @@ public final class GpuRuntime implements Gpu {
 
     @Override public <T> Optional<T> unwrap(Class<T> type) {
         try (var _ = gate.enter("unwrap")) {
-            // GpuRuntime itself: how TrustedAccess finds the runtime behind a wrapper that forwards unwrap (the test kit's).
+            // GpuRuntime itself: how RuntimeAccess finds the runtime behind a wrapper that forwards unwrap (the test kit's).
             return Objects.requireNonNull(type, "type") == GpuRuntime.class ? Optional.of(type.cast(this))
                     : core.driver().controls(type);
         }
@@ -479,7 +479,7 @@ public final class GpuRuntime implements Gpu {
         }
     }
 
-    /** The door of {@link metrale.gpu.spi.TrustedAccess#onDriverStream}, which says what it does. */
+    /** The door of {@link metrale.gpu.internal.access.RuntimeAccess#onDriverStream}, which says what it does. */
     public void onDriverStream(Stream stream, String call, long[] ranges, LongConsumer body) {
         try (var _ = gate.enter(call)) {
             streams.onDriverStream(stream, call, ranges, body);
@@ -668,7 +668,7 @@ public final class GpuRuntime implements Gpu {
         return core.resources().list();
     }
 
-    /** The door of {@link metrale.gpu.spi.TrustedAccess#track}. {@return what takes the resource off the list} */
+    /** The door of {@link metrale.gpu.internal.access.RuntimeAccess#track}. {@return what takes the resource off the list} */
     public Runnable track(LiveResource.Kind kind, String handle) {
         // Entered, not checked: close takes the inventory it adds to.
         try (var _ = gate.enter("track " + kind.label())) {

@@ -116,7 +116,7 @@ final class StreamPart {
         c.release(() -> c.driver().eventDestroy(slot.raw()), () -> "destroyEvent " + event);
     }
 
-    /** See {@link metrale.gpu.spi.TrustedAccess#onDriverStream}. */
+    /** See {@link metrale.gpu.internal.access.RuntimeAccess#onDriverStream}. */
     void onDriverStream(Stream stream, String call, long[] ranges, LongConsumer body) {
         for (int i = 0; i + 1 < ranges.length; i += 2) {
             c.checkRange(ranges[i], ranges[i + 1], call, "buffer " + (i / 2));

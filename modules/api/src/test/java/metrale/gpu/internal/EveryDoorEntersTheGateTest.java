@@ -43,9 +43,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every public method of {@link GpuRuntime} (each {@link Gpu} method and the doors of
- * {@link metrale.gpu.spi.TrustedAccess}) passes the gate before it does anything: on a closed
- * runtime each one throws the closed gate's refusal and reaches no driver, and on an open one
- * every driver call it makes is made while it is inside the gate. The few methods meant to
+ * {@link metrale.gpu.internal.access.RuntimeAccess}) passes the gate before it does anything: on a
+ * closed runtime each one throws the closed gate's refusal and reaches no driver, and on an open
+ * one every driver call it makes is made while it is inside the gate. The few methods meant to
  * answer after close are listed in {@link #UNGATED}, each with why, and must keep answering.
  *
  * <p>The runtimes run over a driver made with {@link Proxy}: it answers every call with a zero
@@ -84,6 +84,8 @@ class EveryDoorEntersTheGateTest {
     private final AtomicReference<String> currentDoor = new AtomicReference<>();
     private final Arena arena = Arena.ofConfined();
     private final KernelArgs args = new KernelArgs();
+    /** What the doors and {@link #fresh()} made on the open runtime, released before it closes. */
+    private final List<Object> made = new ArrayList<>();
     private GpuRuntime closed;
     private GpuRuntime open;
     private Dummies dummies;
@@ -115,6 +117,23 @@ class EveryDoorEntersTheGateTest {
     @AfterEach
     void closeTheRest() {
         openGate.set(null);
+        // Released, so that close has nothing to report; a door may have destroyed some already.
+        for (Object o : made) {
+            try {
+                switch (o) {
+                    case Stream s -> open.destroyStream(s);
+                    case Event e -> open.destroyEvent(e);
+                    case GraphHandle g -> open.destroyGraph(g);
+                    case CapturedStep c -> c.close();
+                    case Runnable untrack -> untrack.run();
+                    // Memory (a DeviceBuffer too) is left to close, as leaks reported below.
+                    case null, default -> { }
+                }
+            } catch (Exception alreadyGone) {
+                // destroyed by the door under test
+            }
+        }
+        open.markLeaksReported();
         open.close();
         args.close();
         arena.close();
@@ -191,11 +210,11 @@ class EveryDoorEntersTheGateTest {
         return out;
     }
 
-    /** {@return what {@code m} threw, or {@code null} if it returned} */
+    /** {@return what {@code m} threw, or {@code null} if it returned} What it returned is released after the test. */
     private Throwable invoke(GpuRuntime rt, Method m) {
         Object[] values = Arrays.stream(m.getParameterTypes()).map(this::dummy).toArray();
         try {
-            m.invoke(rt, values);
+            made.add(m.invoke(rt, values));
             return null;
         } catch (InvocationTargetException e) {
             return e.getCause();
@@ -210,7 +229,9 @@ class EveryDoorEntersTheGateTest {
         open.loadModule("doors", new byte[16]);
         open.beginCapture(s);
         // 4096 bytes: what the largest dummy copy spans (a 64 x 64 2D copy of 64-byte pitch).
-        return new Dummies(open.alloc(4096), s, open.createEvent(), open.kernel("doors", "f"), open.endCapture(s));
+        Dummies d = new Dummies(open.alloc(4096), s, open.createEvent(), open.kernel("doors", "f"), open.endCapture(s));
+        made.addAll(List.of(d.graph(), d.event(), d.stream()));
+        return d;
     }
 
     /** A value of {@code type} that passes a door's own argument checks on the open runtime, where it can. */

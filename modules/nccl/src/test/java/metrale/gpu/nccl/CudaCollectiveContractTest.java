@@ -4,7 +4,7 @@ package metrale.gpu.nccl;
 import java.util.ArrayList;
 import java.util.List;
 import metrale.gpu.Gpu;
-import metrale.gpu.cuda.RequiresCuda;
+import metrale.gpu.contract.RequiresBackend;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Assumptions;
 
@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Assumptions;
  * one-rank communicator and every collective's degenerate case). Needs CUDA and NCCL
  * ({@code -Dmetrale.nccl.library=...} where {@code libnccl.so.2} is not on the loader path).
  */
-@RequiresCuda
+@RequiresBackend("cuda")
 class CudaCollectiveContractTest extends CollectiveContract {
 
     @BeforeAll

@@ -9,7 +9,7 @@ import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
 import metrale.gpu.GraphHandle;
 import metrale.gpu.Stream;
-import metrale.gpu.cuda.RequiresCuda;
+import metrale.gpu.contract.RequiresBackend;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * NCCL collectives captured into a CUDA graph (NCCL supports capture since 2.9): an all-reduce of
  * a one-rank communicator on device 0, captured in relaxed mode, launched twice.
  */
-@RequiresCuda
+@RequiresBackend("cuda")
 class CudaCollectiveGraphTest {
 
     @Test

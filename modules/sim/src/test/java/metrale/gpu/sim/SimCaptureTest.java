@@ -47,7 +47,7 @@ class SimCaptureTest {
             fx.dev.streamBeginCapture(s, GLOBAL);
             fx.add(s, p, 1, 4);
             fx.dev.memsetD8Async(p, 9, 4, s);
-            assertThat(fx.dev.pendingOperations()).isZero();
+            assertThat(fx.dev.simControls().pendingOperations()).isZero();
             fx.dev.streamEndCapture(s);
             fx.dev.ctxSynchronize();
             assertThat(fx.ints(p, 4)).containsOnly(0);

@@ -22,18 +22,18 @@ class SimClockTest {
     void aQueryIsNotReadyUntilTheDeclaredTimeHasPassed() {
         try (Fixture fx = new Fixture()) {
             SimDevice dev = fx.dev;
-            dev.setKernelDuration(Fixture.MODULE, "add", 5 * MS);
+            dev.simControls().setKernelDuration(Fixture.MODULE, "add", 5 * MS);
             long s = dev.streamCreate(0);
             long p = fx.zeros(16);
             fx.add(s, p, 1, 16);
-            assertThat(dev.clockNanos()).isZero();
+            assertThat(dev.simControls().clockNanos()).isZero();
             // The first query lets the kernel execute; it still runs on the virtual clock.
             assertThat(dev.streamQuery(s)).isFalse();
-            assertThat(dev.pendingOperations()).isZero();
-            assertThat(dev.clockNanos()).isZero();
+            assertThat(dev.simControls().pendingOperations()).isZero();
+            assertThat(dev.simControls().clockNanos()).isZero();
             // The second finds it running and stands for the host's wait: the clock moves to its end.
             assertThat(dev.streamQuery(s)).isFalse();
-            assertThat(dev.clockNanos()).isEqualTo(5 * MS);
+            assertThat(dev.simControls().clockNanos()).isEqualTo(5 * MS);
             assertThat(dev.streamQuery(s)).isTrue();
         }
     }
@@ -42,7 +42,7 @@ class SimClockTest {
     void advancingTheClockCompletesRunningWork() {
         try (Fixture fx = new Fixture()) {
             SimDevice dev = fx.dev;
-            dev.setKernelDuration(Fixture.MODULE, "add", 5 * MS);
+            dev.simControls().setKernelDuration(Fixture.MODULE, "add", 5 * MS);
             long s = dev.streamCreate(0);
             long e = dev.eventCreate(0);
             long p = fx.zeros(16);
@@ -51,10 +51,10 @@ class SimClockTest {
             assertThat(dev.eventQuery(e)).isFalse();
             assertThat(dev.eventQuery(e)).isFalse();
             // Two steps: the kernel and the marker; the marker ends with the kernel, 5 ms out.
-            assertThat(dev.clockNanos()).isLessThanOrEqualTo(5 * MS);
-            dev.advanceClock(5 * MS);
+            assertThat(dev.simControls().clockNanos()).isLessThanOrEqualTo(5 * MS);
+            dev.simControls().advanceClock(5 * MS);
             assertThat(dev.eventQuery(e)).isTrue();
-            assertThatThrownBy(() -> dev.advanceClock(-1)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> dev.simControls().advanceClock(-1)).isInstanceOf(IllegalArgumentException.class);
         }
     }
 
@@ -62,7 +62,7 @@ class SimClockTest {
     void waitingCallsAdvanceTheClockAndStreamsRunInParallel() {
         try (Fixture fx = new Fixture()) {
             SimDevice dev = fx.dev;
-            dev.setKernelDuration(Fixture.MODULE, "add", 10 * MS);
+            dev.simControls().setKernelDuration(Fixture.MODULE, "add", 10 * MS);
             long a = dev.streamCreate(1);
             long b = dev.streamCreate(1);
             long p = fx.zeros(16);
@@ -71,10 +71,10 @@ class SimClockTest {
             fx.add(a, p, 1, 16);
             fx.add(b, q, 1, 16);
             dev.streamSynchronize(b);
-            assertThat(dev.clockNanos()).as("b's one kernel").isEqualTo(10 * MS);
+            assertThat(dev.simControls().clockNanos()).as("b's one kernel").isEqualTo(10 * MS);
             dev.ctxSynchronize();
             // a's two kernels ran one after the other, beside b's: 20 ms, not 30.
-            assertThat(dev.clockNanos()).isEqualTo(20 * MS);
+            assertThat(dev.simControls().clockNanos()).isEqualTo(20 * MS);
             assertThat(fx.ints(p, 16)).containsOnly(2);
         }
     }
@@ -83,7 +83,7 @@ class SimClockTest {
     void aStreamWaitingOnARunningEventStartsAfterItsEnd() {
         try (Fixture fx = new Fixture()) {
             SimDevice dev = fx.dev;
-            dev.setKernelDuration(Fixture.MODULE, "add", 10 * MS);
+            dev.simControls().setKernelDuration(Fixture.MODULE, "add", 10 * MS);
             long a = dev.streamCreate(1);
             long b = dev.streamCreate(1);
             long e = dev.eventCreate(0);
@@ -98,7 +98,7 @@ class SimClockTest {
             fx.add(b, p, 1, 16);
             dev.eventRecord(done, b);
             dev.eventSynchronize(done);
-            assertThat(dev.clockNanos()).isEqualTo(20 * MS);
+            assertThat(dev.simControls().clockNanos()).isEqualTo(20 * MS);
         }
     }
 
@@ -125,7 +125,7 @@ class SimClockTest {
     void elapsedTimeIsNotReadyWhileTheEndIsStillRunning() {
         try (Fixture fx = new Fixture()) {
             SimDevice dev = fx.dev;
-            dev.setKernelDuration(Fixture.MODULE, "add", 10 * MS);
+            dev.simControls().setKernelDuration(Fixture.MODULE, "add", 10 * MS);
             long s = dev.streamCreate(0);
             long a = dev.eventCreate(0);
             long b = dev.eventCreate(0);
@@ -134,10 +134,10 @@ class SimClockTest {
             fx.add(s, p, 1, 16);
             dev.eventRecord(b, s);
             // Queries execute the work one operation at a time; none of them lets time pass.
-            while (dev.pendingOperations() > 0) {
+            while (dev.simControls().pendingOperations() > 0) {
                 assertThat(dev.streamQuery(s)).isFalse();
             }
-            assertThat(dev.clockNanos()).isZero();
+            assertThat(dev.simControls().clockNanos()).isZero();
             fails(CudaError.NOT_READY, () -> dev.eventElapsedTime(a, b)).hasMessageContaining("virtual time 0 ns");
             dev.streamSynchronize(s);
             assertThat(dev.eventElapsedTime(a, b)).isEqualTo(10f);

@@ -29,7 +29,7 @@ class SimEventTest {
             dev.eventSynchronize(e);
             long s = dev.streamCreate(0);
             dev.streamWaitEvent(s, e, 0);
-            assertThat(dev.pendingOperations()).isZero();
+            assertThat(dev.simControls().pendingOperations()).isZero();
         }
     }
 
@@ -63,7 +63,7 @@ class SimEventTest {
             long s = dev.streamCreate(0);
             long p = fx.zeros(1 << 16);
             // Elapsed time is virtual: what the kernels between the records declare.
-            dev.setKernelDuration(Fixture.MODULE, "add", 2_500_000);
+            dev.simControls().setKernelDuration(Fixture.MODULE, "add", 2_500_000);
             dev.eventRecord(a, s);
             fx.add(s, p, 1, 1 << 16);
             dev.eventRecord(b, s);
@@ -115,7 +115,7 @@ class SimEventTest {
             fx.add(s, p, 1, 1);
             fx.dev.eventRecord(e, s);
             fx.dev.eventDestroy(e);
-            assertThat(fx.dev.pendingOperations()).isEqualTo(2);
+            assertThat(fx.dev.simControls().pendingOperations()).isEqualTo(2);
             fails(CudaError.INVALID_HANDLE, () -> fx.dev.eventQuery(e));
             fails(CudaError.INVALID_HANDLE, () -> fx.dev.eventDestroy(e));
             fx.dev.streamSynchronize(s);

@@ -79,7 +79,7 @@ class SimFailedOpTest {
             MemorySegment view = MemorySegment.ofAddress(pinned.address()).reinterpret(64, confined, null);
             long s = dev.streamCreate(0);
             dev.memcpyHtoDAsync(p, view, 64, s);
-            assertThat(dev.pendingOperations()).isEqualTo(1);
+            assertThat(dev.simControls().pendingOperations()).isEqualTo(1);
             AtomicReference<Throwable> thrown = new AtomicReference<>();
             Thread t = Thread.ofPlatform().start(() -> {
                 try {
@@ -94,7 +94,7 @@ class SimFailedOpTest {
                 assertThat(e.getMessage()).contains("confined to another thread");
             });
             // The failed copy is gone: later calls report the sticky error, never the raw exception again.
-            assertThat(dev.pendingOperations()).isZero();
+            assertThat(dev.simControls().pendingOperations()).isZero();
             fails(CudaError.ILLEGAL_ADDRESS, () -> dev.streamSynchronize(s));
             fails(CudaError.ILLEGAL_ADDRESS, dev::ctxSynchronize);
         }

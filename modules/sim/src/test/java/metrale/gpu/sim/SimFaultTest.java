@@ -44,9 +44,9 @@ class SimFaultTest {
             fx.launch("oob", LaunchConfig.of(1, 1), s, a -> a.ptr(p).i32(1000));
             fx.launch("fill", LaunchConfig.of(1, 1), other, a -> a.ptr(p).i32(1).i32(1));
             fx.launch("fill", LaunchConfig.of(1, 1), s, a -> a.ptr(p).i32(2).i32(1));
-            assertThat(dev.pendingOperations()).isEqualTo(3);
+            assertThat(dev.simControls().pendingOperations()).isEqualTo(3);
             fails(CudaError.ILLEGAL_ADDRESS, dev::ctxSynchronize);
-            assertThat(dev.pendingOperations()).as("work that will never run after the fault").isZero();
+            assertThat(dev.simControls().pendingOperations()).as("work that will never run after the fault").isZero();
             CudaError sticky = CudaError.ILLEGAL_ADDRESS;
             fails(sticky, () -> dev.memAlloc(16)).hasMessageContaining("t::oob").hasMessageContaining("unusable");
             fails(sticky, () -> dev.memFree(p));
@@ -72,7 +72,7 @@ class SimFaultTest {
     void faultKernelMakesTheNextRunOfThatKernelFault() {
         try (Fixture fx = new Fixture()) {
             long p = fx.zeros(4);
-            fx.dev.faultKernel("t", "add");
+            fx.dev.simControls().faultKernel("t", "add");
             fx.fill(0, p, 1, 4);
             fx.dev.ctxSynchronize();
             fx.add(0, p, 1, 4);
@@ -84,20 +84,20 @@ class SimFaultTest {
     @Test
     void failAllocationFailsTheNthAllocationOnlyAndIsNotSticky() {
         try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
-            dev.failAllocation(2);
+            dev.simControls().failAllocation(2);
             assertThat(dev.memAlloc(16)).isNotZero();
             fails(CudaError.OUT_OF_MEMORY, () -> dev.memAllocManaged(16, 1)).hasMessageContaining("failAllocation");
             assertThat(dev.memAlloc(16)).isNotZero();
             assertThat(dev.probe()).isEqualTo(CudaError.SUCCESS);
-            assertThatThrownBy(() -> dev.failAllocation(0)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> dev.simControls().failAllocation(0)).isInstanceOf(IllegalArgumentException.class);
         }
     }
 
     @Test
     void failNextSyncLatchesTheGivenStickyError() {
         try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
-            assertThatThrownBy(() -> dev.failNextSync(CudaError.INVALID_VALUE)).isInstanceOf(IllegalArgumentException.class);
-            dev.failNextSync(CudaError.LAUNCH_FAILED);
+            assertThatThrownBy(() -> dev.simControls().failNextSync(CudaError.INVALID_VALUE)).isInstanceOf(IllegalArgumentException.class);
+            dev.simControls().failNextSync(CudaError.LAUNCH_FAILED);
             long s = dev.streamCreate(0);
             assertThat(dev.streamQuery(s)).isTrue();
             fails(CudaError.LAUNCH_FAILED, () -> dev.streamSynchronize(s)).hasMessageContaining("failNextSync");

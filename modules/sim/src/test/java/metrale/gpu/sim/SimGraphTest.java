@@ -108,7 +108,7 @@ class SimGraphTest {
             dev.eventRecord(e, s);
             long x = dev.graphInstantiate(dev.streamEndCapture(s));
             dev.graphLaunch(x, s);
-            assertThat(dev.pendingOperations()).isEqualTo(1);
+            assertThat(dev.simControls().pendingOperations()).isEqualTo(1);
             dev.streamSynchronize(s);
             fails(CudaError.INVALID_VALUE, () -> dev.graphInstantiate(0));
             fails(CudaError.INVALID_VALUE, () -> dev.graphLaunch(0, s));

@@ -4,14 +4,18 @@ package metrale.gpu.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.Map;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
 import metrale.gpu.Stream;
+import metrale.gpu.sim.internal.SimDevice;
+import metrale.gpu.spi.DriverConfig;
 import org.junit.jupiter.api.Test;
 
 /** The opt-in initcheck: which accesses write the shadow map, which reads it, and what a report names. */
@@ -199,6 +203,24 @@ class SimInitCheckTest {
             assertThat(reads(gpu)).isEmpty();
             gpu.freeHostPinned(host);
             gpu.free(p);
+        }
+    }
+
+    /** Memory from the async pool and foreign memory name the application's line, not a line of the driver's parts. */
+    @Test
+    void poolAndForeignAllocationsNameTheCallersSite() {
+        try (SimDevice dev = new SimDevice(new DriverConfig(Map.of(SimOptions.PROCESS, SimOptions.PROCESS_FRESH,
+                SimInitCheck.OPT_INITCHECK, "true")));
+             Arena arena = Arena.ofConfined()) {
+            MemorySegment host = arena.allocate(64);
+            String poolSite = here(); long pooled = dev.memAllocAsync(64, 0);
+            String foreignSite = here(); long foreign = dev.simControls().allocForeign(64);
+            dev.memcpyDtoH(host, pooled, 64);
+            dev.memcpyDtoH(host, foreign, 64);
+            List<UninitializedRead> reads = dev.controls(SimInitCheck.class).orElseThrow().uninitializedReads();
+            assertThat(reads).extracting(UninitializedRead::allocationSite).containsExactly(poolSite, foreignSite);
+            dev.memFreeAsync(pooled, 0);
+            dev.simControls().freeForeign(foreign);
         }
     }
 }

@@ -94,7 +94,7 @@ class SimMemoryTest {
     @Test
     void setCapacityMakesOutOfMemoryTestable() {
         try (SimDevice dev = new SimDevice(SimTestSupport.fresh())) {
-            dev.setCapacity(4096);
+            dev.simControls().setCapacity(4096);
             long p = dev.memAlloc(4096);
             fails(CudaError.OUT_OF_MEMORY, () -> dev.memAlloc(1));
             dev.memFree(p);
@@ -232,14 +232,14 @@ class SimMemoryTest {
         dev.memHostAlloc(4096, 0);
         dev.streamCreate(0);
         dev.eventCreate(0);
-        assertThat(dev.liveAtClose()).as("before close").isEmpty();
+        assertThat(dev.simControls().liveAtClose()).as("before close").isEmpty();
         dev.close();
-        assertThat(dev.liveAtClose()).containsExactly("2 device allocation(s)", "1 managed allocation(s)",
+        assertThat(dev.simControls().liveAtClose()).containsExactly("2 device allocation(s)", "1 managed allocation(s)",
                 "1 page-locked host allocation(s)", "1 stream(s)", "1 event(s)");
         SimDevice clean = new SimDevice();
         long p = clean.memAlloc(64);
         clean.memFree(p);
         clean.close();
-        assertThat(clean.liveAtClose()).isEmpty();
+        assertThat(clean.simControls().liveAtClose()).isEmpty();
     }
 }

@@ -112,7 +112,7 @@ class SimProperties {
                 first = false;
             }
             fx.dev.eventSynchronize(done);
-            assertThat(fx.dev.pendingOperations()).isZero();
+            assertThat(fx.dev.simControls().pendingOperations()).isZero();
             assertThat(fx.ints(p, 4)).containsOnly(expected);
         }
     }

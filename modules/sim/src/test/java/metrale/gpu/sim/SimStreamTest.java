@@ -40,7 +40,7 @@ class SimStreamTest {
             long s = dev.streamCreate(0);
             dev.memcpyDtoHAsync(h, d, 16, s);
             assertThat(h.toArray(ValueLayout.JAVA_INT)).containsExactly(0, 0, 0, 0);
-            assertThat(dev.pendingOperations()).isEqualTo(1);
+            assertThat(dev.simControls().pendingOperations()).isEqualTo(1);
             dev.streamSynchronize(s);
             assertThat(h.toArray(ValueLayout.JAVA_INT)).containsExactly(1, 2, 3, 4);
         }
@@ -82,10 +82,10 @@ class SimStreamTest {
             long b = dev.memAlloc(16);
             dev.memsetD8(a, 1, 16);
             dev.memcpyDtoD(b, a, 16);
-            assertThat(dev.pendingOperations()).isEqualTo(2);
+            assertThat(dev.simControls().pendingOperations()).isEqualTo(2);
             assertThat(dev.streamQuery(0)).isFalse();
             dev.ctxSynchronize();
-            assertThat(dev.pendingOperations()).isZero();
+            assertThat(dev.simControls().pendingOperations()).isZero();
             assertThat(SimTestSupport.readInts(dev, b, 4)).containsOnly(0x01010101);
         }
     }
@@ -247,7 +247,7 @@ class SimStreamTest {
             long s = fx.dev.streamCreate(1);
             fx.add(s, p, 1, 1);
             fx.dev.streamDestroy(s);
-            assertThat(fx.dev.pendingOperations()).isEqualTo(1);
+            assertThat(fx.dev.simControls().pendingOperations()).isEqualTo(1);
             fx.dev.ctxSynchronize();
             assertThat(fx.ints(p, 1)[0]).isEqualTo(1);
         }
@@ -264,7 +264,7 @@ class SimStreamTest {
             fx.add(s2, q, 1, 1);
             fx.dev.streamSynchronize(s1);
             assertThat(fx.dev.streamQuery(s2)).isFalse();
-            assertThat(fx.dev.pendingOperations()).isLessThanOrEqualTo(1);
+            assertThat(fx.dev.simControls().pendingOperations()).isLessThanOrEqualTo(1);
         }
     }
 
@@ -276,7 +276,7 @@ class SimStreamTest {
             long s = fx.dev.streamCreate(1);
             fx.add(s, p, 1, 1);
             fx.dev.memFree(q);
-            assertThat(fx.dev.pendingOperations()).isZero();
+            assertThat(fx.dev.simControls().pendingOperations()).isZero();
             assertThat(fx.ints(p, 1)[0]).isEqualTo(1);
         }
     }

@@ -7,12 +7,12 @@ import java.util.ArrayList;
 import java.util.List;
 import metrale.gpu.BackendUnavailableException;
 import metrale.gpu.GpuException;
-import metrale.gpu.Setting;
+import metrale.gpu.internal.ffi.NativeLibrary;
 import metrale.gpu.spi.Availability;
 
 /**
- * Loads the CUDA driver once and says whether it can be used: the holder that keeps a failed
- * {@link CudaLib} initializer from ever reaching a caller as an exception.
+ * Loads the CUDA driver once and says whether it can be used: native access, the library and its
+ * symbols ({@link LibCuda#LIB}), then {@code cuInit} and a device count; never an exception.
  */
 public final class CudaBackend {
 
@@ -27,28 +27,23 @@ public final class CudaBackend {
         static final Availability AVAILABILITY = probe();
 
         private static Availability probe() {
-            Module m = CudaLib.class.getModule();
-            if (!m.isNativeAccessEnabled()) {
-                String flag = m.isNamed() ? m.getName() : "ALL-UNNAMED";
-                String library = Setting.CUDA_LIBRARY.text(null).orElse(CudaLib.DEFAULT_LIBRARY);
-                String why = "native access is not enabled for " + (m.isNamed() ? "module " + flag : "the class path")
-                        + ": start java with --enable-native-access=" + flag;
-                return driverInstalled(library)
-                        ? Availability.presentButUnusable("an NVIDIA driver is installed (" + library + ") but " + why)
-                        : Availability.no(why);
+            NativeLibrary lib = LibCuda.LIB;
+            String noAccess = NativeLibrary.nativeAccessProblem(LibCuda.class.getModule());
+            if (noAccess != null) {
+                return driverInstalled(lib.name())
+                        ? Availability.presentButUnusable("an NVIDIA driver is installed (" + lib.name() + ") but " + noAccess)
+                        : Availability.no(noAccess);
+            }
+            if (lib.failure().isPresent()) {
+                return Availability.no(lib.failure().get());
             }
             try {
                 CudaLib.init(0);
                 int count = CudaLib.deviceGetCount();
                 if (count == 0) {
-                    return Availability.presentButUnusable(CudaLib.LIBRARY + " loaded but reports no CUDA device");
+                    return Availability.presentButUnusable(lib.name() + " loaded but reports no CUDA device");
                 }
                 return Availability.yes();
-            } catch (ExceptionInInitializerError e) {
-                Throwable c = e.getCause() == null ? e : e.getCause();
-                return Availability.no("the CUDA driver library " + Setting.CUDA_LIBRARY.text(null).orElse(CudaLib.DEFAULT_LIBRARY)
-                        + " did not load (" + c.getMessage() + "); install the NVIDIA driver or set -D"
-                        + CudaLib.LIBRARY_PROPERTY + "=/path/to/libcuda.so.1");
             } catch (GpuException e) {
                 return Availability.presentButUnusable("the CUDA driver loaded but cuInit/cuDeviceGetCount failed: " + e.getMessage());
             } catch (LinkageError | RuntimeException e) {

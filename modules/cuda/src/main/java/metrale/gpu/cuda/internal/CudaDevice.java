@@ -54,16 +54,16 @@ public final class CudaDevice implements Driver {
     CudaDevice(int ordinal) {
         this.ordinal = ordinal;
         this.device = CudaLib.deviceGet(ordinal);
-        this.ctx = CudaLib.devicePrimaryCtxRetain(device);
+        this.ctx = CuCtx.primaryRetain(device);
         try {
-            CudaLib.ctxSetCurrent(ctx);
+            CuCtx.setCurrent(ctx);
             this.info = new DeviceInfo("cuda", CudaLib.deviceGetName(device), CudaLib.deviceTotalMem(device),
                     CudaLib.deviceGetAttribute(CudaLib.ATTR_MULTIPROCESSOR_COUNT, device),
                     CudaLib.deviceGetAttribute(CudaLib.ATTR_COMPUTE_CAPABILITY_MAJOR, device),
                     CudaLib.deviceGetAttribute(CudaLib.ATTR_COMPUTE_CAPABILITY_MINOR, device),
                     CudaLib.deviceGetAttribute(CudaLib.ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device));
         } catch (RuntimeException | Error e) {
-            CudaLib.devicePrimaryCtxRelease(device);
+            CuCtx.primaryRelease(device);
             throw e;
         }
     }
@@ -89,13 +89,13 @@ public final class CudaDevice implements Driver {
             throw closedError(function);
         }
         if (Thread.currentThread().isVirtual()) {
-            CudaLib.ctxSetCurrent(ctx);
+            CuCtx.setCurrent(ctx);
             return;
         }
         long[] b = BOUND.get();
         long e = epoch;
         if (b[0] != ctx || b[1] != e) {
-            CudaLib.ctxSetCurrent(ctx);
+            CuCtx.setCurrent(ctx);
             b[0] = ctx;
             b[1] = e;
         }
@@ -146,7 +146,7 @@ public final class CudaDevice implements Driver {
         if (closed) {
             throw closedError("cuCtxSetCurrent");
         }
-        CudaLib.ctxSetCurrent(ctx);
+        CuCtx.setCurrent(ctx);
         if (!Thread.currentThread().isVirtual()) {
             long[] b = BOUND.get();
             b[0] = ctx;
@@ -159,13 +159,13 @@ public final class CudaDevice implements Driver {
     @Override
     public long memAlloc(long bytes) {
         bind("cuMemAlloc_v2");
-        return CudaLib.memAlloc(bytes);
+        return CuMem.alloc(bytes);
     }
 
     @Override
     public long memAllocManaged(long bytes, int flags) {
         bind("cuMemAllocManaged");
-        return CudaLib.memAllocManaged(bytes, flags);
+        return CuMem.allocManaged(bytes, flags);
     }
 
     // The device's default memory pool, looked up at first use.
@@ -175,7 +175,7 @@ public final class CudaDevice implements Driver {
         bind(function);
         long p = memPool;
         if (p == 0) {
-            p = CudaLib.deviceGetDefaultMemPool(device);
+            p = CuMem.defaultPool(device);
             memPool = p;
         }
         return p;
@@ -190,32 +190,32 @@ public final class CudaDevice implements Driver {
     public long memAllocAsync(long bytes, long stream) {
         requirePools("cuMemAllocAsync");
         bind("cuMemAllocAsync");
-        return CudaLib.memAllocAsync(bytes, stream);
+        return CuMem.allocAsync(bytes, stream);
     }
 
     @Override
     public void memFreeAsync(long ptr, long stream) {
         requirePools("cuMemFreeAsync");
         bind("cuMemFreeAsync");
-        CudaLib.memFreeAsync(ptr, stream);
+        CuMem.freeAsync(ptr, stream);
     }
 
     @Override
     public void memPoolTrimTo(long minBytesToKeep) {
         requirePools("cuMemPoolTrimTo");
-        CudaLib.memPoolTrimTo(memPool("cuMemPoolTrimTo"), minBytesToKeep);
+        CuMem.poolTrimTo(memPool("cuMemPoolTrimTo"), minBytesToKeep);
     }
 
     @Override
     public long memPoolGetAttribute(int attr) {
         requirePools("cuMemPoolGetAttribute");
-        return CudaLib.memPoolGetAttribute(memPool("cuMemPoolGetAttribute"), attr);
+        return CuMem.poolGetAttribute(memPool("cuMemPoolGetAttribute"), attr);
     }
 
     @Override
     public void memPoolSetAttribute(int attr, long value) {
         requirePools("cuMemPoolSetAttribute");
-        CudaLib.memPoolSetAttribute(memPool("cuMemPoolSetAttribute"), attr, value);
+        CuMem.poolSetAttribute(memPool("cuMemPoolSetAttribute"), attr, value);
     }
 
     private static void requirePools(String function) {
@@ -228,20 +228,20 @@ public final class CudaDevice implements Driver {
     @Override
     public void memFree(long ptr) {
         bind("cuMemFree_v2");
-        CudaLib.memFree(ptr);
+        CuMem.free(ptr);
     }
 
     @Override
     public MemInfo memGetInfo() {
         bind("cuMemGetInfo_v2");
-        long[] fi = CudaLib.memGetInfo();
+        long[] fi = CuMem.getInfo();
         return new MemInfo(fi[0], fi[1]);
     }
 
     @Override
     public MemorySegment memHostAlloc(long bytes, int flags) {
         bind("cuMemHostAlloc");
-        long p = CudaLib.memHostAlloc(bytes, flags);
+        long p = CuMem.hostAlloc(bytes, flags);
         if (p == 0) {
             return MemorySegment.NULL;
         }
@@ -267,7 +267,7 @@ public final class CudaDevice implements Driver {
                 throw e;
             }
         }
-        CudaLib.memFreeHost(host.address());
+        CuMem.freeHost(host.address());
     }
 
     @Override
@@ -276,7 +276,7 @@ public final class CudaDevice implements Driver {
         if (!host.isNative()) {
             throw invalid("cuMemHostGetDevicePointer_v2", "p is a heap segment, not page-locked memory from cuMemHostAlloc");
         }
-        return CudaLib.memHostGetDevicePointer(host.address(), 0);
+        return CuMem.hostGetDevicePointer(host.address(), 0);
     }
 
     // ---- copies and memset ----------------------------------------------------------------
@@ -292,7 +292,7 @@ public final class CudaDevice implements Driver {
         bind("cuMemcpyHtoD_v2");
         checkHostRange("cuMemcpyHtoD_v2", src, bytes);
         if (src.isNative() || bytes == 0) {
-            CudaLib.memcpyHtoD(dst, src.isNative() ? src : MemorySegment.NULL, bytes);
+            CuMem.copyHtoD(dst, src.isNative() ? src : MemorySegment.NULL, bytes);
             return;
         }
         // The driver cannot read the Java heap (the GC may move it): stage through native memory.
@@ -301,8 +301,8 @@ public final class CudaDevice implements Driver {
             for (long off = 0; off < bytes; off += tmp.byteSize()) {
                 long n = Math.min(tmp.byteSize(), bytes - off);
                 MemorySegment.copy(src, off, tmp, 0, n);
-                CudaLib.ctxSetCurrent(ctx);
-                CudaLib.memcpyHtoD(dst + off, tmp, n);
+                CuCtx.setCurrent(ctx);
+                CuMem.copyHtoD(dst + off, tmp, n);
             }
         }
     }
@@ -312,15 +312,15 @@ public final class CudaDevice implements Driver {
         bind("cuMemcpyDtoH_v2");
         checkHostRange("cuMemcpyDtoH_v2", dst, bytes);
         if (dst.isNative() || bytes == 0) {
-            CudaLib.memcpyDtoH(dst.isNative() ? dst : MemorySegment.NULL, src, bytes);
+            CuMem.copyDtoH(dst.isNative() ? dst : MemorySegment.NULL, src, bytes);
             return;
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment tmp = arena.allocate(Math.min(bytes, STAGING_CHUNK), 64);
             for (long off = 0; off < bytes; off += tmp.byteSize()) {
                 long n = Math.min(tmp.byteSize(), bytes - off);
-                CudaLib.ctxSetCurrent(ctx);
-                CudaLib.memcpyDtoH(tmp, src + off, n);
+                CuCtx.setCurrent(ctx);
+                CuMem.copyDtoH(tmp, src + off, n);
                 MemorySegment.copy(tmp, 0, dst, off, n);
             }
         }
@@ -329,7 +329,7 @@ public final class CudaDevice implements Driver {
     @Override
     public void memcpyDtoD(long dst, long src, long bytes) {
         bind("cuMemcpyDtoD_v2");
-        CudaLib.memcpyDtoD(dst, src, bytes);
+        CuMem.copyDtoD(dst, src, bytes);
     }
 
     private static void checkAsyncHost(String function, MemorySegment host, long bytes) {
@@ -343,26 +343,26 @@ public final class CudaDevice implements Driver {
     public void memcpyHtoDAsync(long dst, MemorySegment src, long bytes, long stream) {
         bind("cuMemcpyHtoDAsync_v2");
         checkAsyncHost("cuMemcpyHtoDAsync_v2", src, bytes);
-        CudaLib.memcpyHtoDAsync(dst, src, bytes, stream);
+        CuMem.copyHtoDAsync(dst, src, bytes, stream);
     }
 
     @Override
     public void memcpyDtoHAsync(MemorySegment dst, long src, long bytes, long stream) {
         bind("cuMemcpyDtoHAsync_v2");
         checkAsyncHost("cuMemcpyDtoHAsync_v2", dst, bytes);
-        CudaLib.memcpyDtoHAsync(dst, src, bytes, stream);
+        CuMem.copyDtoHAsync(dst, src, bytes, stream);
     }
 
     @Override
     public void memcpyDtoDAsync(long dst, long src, long bytes, long stream) {
         bind("cuMemcpyDtoDAsync_v2");
-        CudaLib.memcpyDtoDAsync(dst, src, bytes, stream);
+        CuMem.copyDtoDAsync(dst, src, bytes, stream);
     }
 
     @Override
     public void memcpy2DAsync(long dst, long dstPitch, long src, long srcPitch, long widthBytes, long height, long stream) {
         bind("cuMemcpy2DAsync_v2");
-        CudaLib.memcpy2DAsyncDtoD(dst, dstPitch, src, srcPitch, widthBytes, height, stream);
+        CuMem.copy2DAsyncDtoD(dst, dstPitch, src, srcPitch, widthBytes, height, stream);
     }
 
     private static byte byteValue(String function, int value) {
@@ -375,13 +375,13 @@ public final class CudaDevice implements Driver {
     @Override
     public void memsetD8(long ptr, int value, long bytes) {
         bind("cuMemsetD8_v2");
-        CudaLib.memsetD8(ptr, byteValue("cuMemsetD8_v2", value), bytes);
+        CuMem.setD8(ptr, byteValue("cuMemsetD8_v2", value), bytes);
     }
 
     @Override
     public void memsetD8Async(long ptr, int value, long bytes, long stream) {
         bind("cuMemsetD8Async");
-        CudaLib.memsetD8Async(ptr, byteValue("cuMemsetD8Async", value), bytes, stream);
+        CuMem.setD8Async(ptr, byteValue("cuMemsetD8Async", value), bytes, stream);
     }
 
     // ---- streams, events, context ------------------------------------------------------------
@@ -389,49 +389,49 @@ public final class CudaDevice implements Driver {
     @Override
     public long streamCreate(int flags) {
         bind("cuStreamCreate");
-        return CudaLib.streamCreate(flags);
+        return CuStream.create(flags);
     }
 
     @Override
     public void streamDestroy(long stream) {
         bind("cuStreamDestroy_v2");
-        CudaLib.streamDestroy(stream);
+        CuStream.destroy(stream);
     }
 
     @Override
     public void streamSynchronize(long stream) {
         bind("cuStreamSynchronize");
-        CudaLib.streamSynchronize(stream);
+        CuStream.synchronize(stream);
     }
 
     @Override
     public boolean streamQuery(long stream) {
         bind("cuStreamQuery");
-        return CudaLib.streamQuery(stream);
+        return CuStream.query(stream);
     }
 
     @Override
     public void ctxSynchronize() {
         bind("cuCtxSynchronize");
-        CudaLib.ctxSynchronize();
+        CuCtx.synchronize();
     }
 
     @Override
     public long eventCreate(int flags) {
         bind("cuEventCreate");
-        return CudaLib.eventCreate(flags);
+        return CuEvent.create(flags);
     }
 
     @Override
     public void eventRecord(long event, long stream) {
         bind("cuEventRecord");
-        CudaLib.eventRecord(event, stream);
+        CuEvent.record(event, stream);
     }
 
     @Override
     public void streamWaitEvent(long stream, long event, int flags) {
         bind("cuStreamWaitEvent");
-        CudaLib.streamWaitEvent(stream, event, flags);
+        CuStream.waitEvent(stream, event, flags);
     }
 
     // ---- several devices ----------------------------------------------------------------------
@@ -483,21 +483,21 @@ public final class CudaDevice implements Driver {
     public void enablePeerAccess(Driver peer) {
         CudaDevice p = peer(peer, "cuCtxEnablePeerAccess");
         bind("cuCtxEnablePeerAccess");
-        CudaLib.ctxEnablePeerAccess(p.ctx);
+        CuCtx.enablePeerAccess(p.ctx);
     }
 
     @Override
     public void memcpyPeer(long dst, Driver dstDriver, long src, long bytes) {
         CudaDevice p = peer(dstDriver, "cuMemcpyPeer");
         bind("cuMemcpyPeer");
-        CudaLib.memcpyPeer(dst, p.ctx, src, ctx, bytes);
+        CuMem.copyPeer(dst, p.ctx, src, ctx, bytes);
     }
 
     @Override
     public void memcpyPeerAsync(long dst, Driver dstDriver, long src, long bytes, long stream) {
         CudaDevice p = peer(dstDriver, "cuMemcpyPeerAsync");
         bind("cuMemcpyPeerAsync");
-        CudaLib.memcpyPeerAsync(dst, p.ctx, src, ctx, bytes, stream);
+        CuMem.copyPeerAsync(dst, p.ctx, src, ctx, bytes, stream);
     }
 
     /** {@inheritDoc} CUDA accepts an event of another context in {@code cuStreamWaitEvent}. */
@@ -505,31 +505,31 @@ public final class CudaDevice implements Driver {
     public void streamWaitPeerEvent(long stream, Driver eventDriver, long event) {
         peer(eventDriver, "cuStreamWaitEvent");
         bind("cuStreamWaitEvent");
-        CudaLib.streamWaitEvent(stream, event, 0);
+        CuStream.waitEvent(stream, event, 0);
     }
 
     @Override
     public void eventSynchronize(long event) {
         bind("cuEventSynchronize");
-        CudaLib.eventSynchronize(event);
+        CuEvent.synchronize(event);
     }
 
     @Override
     public boolean eventQuery(long event) {
         bind("cuEventQuery");
-        return CudaLib.eventQuery(event);
+        return CuEvent.query(event);
     }
 
     @Override
     public float eventElapsedTime(long start, long end) {
         bind(CudaLib.EVENT_ELAPSED_TIME);
-        return CudaLib.eventElapsedTime(start, end);
+        return CuEvent.elapsedTime(start, end);
     }
 
     @Override
     public void eventDestroy(long event) {
         bind("cuEventDestroy_v2");
-        CudaLib.eventDestroy(event);
+        CuEvent.destroy(event);
     }
 
     // ---- capture and graphs -----------------------------------------------------------------
@@ -542,79 +542,79 @@ public final class CudaDevice implements Driver {
     @Override
     public void streamBeginCapture(long stream, int mode) {
         bind("cuStreamBeginCapture_v2");
-        CudaLib.streamBeginCapture(stream, mode);
+        CuStream.beginCapture(stream, mode);
     }
 
     @Override
     public long streamEndCapture(long stream) {
         bind("cuStreamEndCapture");
-        return CudaLib.streamEndCapture(stream);
+        return CuStream.endCapture(stream);
     }
 
     @Override
     public int streamIsCapturing(long stream) {
         bind("cuStreamIsCapturing");
-        return CudaLib.streamIsCapturing(stream);
+        return CuStream.isCapturing(stream);
     }
 
     @Override
     public long graphInstantiate(long graph) {
         bind("cuGraphInstantiateWithFlags");
-        return CudaLib.graphInstantiateWithFlags(graph, 0);
+        return CuGraph.instantiate(graph, 0);
     }
 
     @Override
     public void graphLaunch(long exec, long stream) {
         bind("cuGraphLaunch");
-        CudaLib.graphLaunch(exec, stream);
+        CuGraph.launch(exec, stream);
     }
 
     @Override
     public void graphExecDestroy(long exec) {
         bind("cuGraphExecDestroy");
-        CudaLib.graphExecDestroy(exec);
+        CuGraph.execDestroy(exec);
     }
 
     @Override
     public void graphDestroy(long graph) {
         bind("cuGraphDestroy");
-        CudaLib.graphDestroy(graph);
+        CuGraph.destroy(graph);
     }
 
     @Override
     public long[] graphGetNodes(long graph) {
         bind("cuGraphGetNodes");
-        return CudaLib.graphGetNodes(graph);
+        return CuGraph.getNodes(graph);
     }
 
     @Override
     public void graphExecMemsetNodeSetParams(long exec, long node, long ptr, int value, long bytes) {
         bind("cuGraphExecMemsetNodeSetParams");
-        CudaLib.graphExecMemsetNodeSetParams(exec, node, ptr, value, bytes, ctx);
+        CuGraph.execMemsetNodeSetParams(exec, node, ptr, value, bytes, ctx);
     }
 
     @Override
     public void graphExecCopyNodeSetParams(long exec, long node, long src, long dst, long bytes) {
         bind("cuGraphExecMemcpyNodeSetParams");
-        CudaLib.graphExecMemcpyNodeSetParams(exec, node, src, dst, bytes, ctx);
+        CuGraph.execMemcpyNodeSetParams(exec, node, src, dst, bytes, ctx);
     }
 
     @Override
     public int graphExecUpdate(long exec, long graph) {
         bind("cuGraphExecUpdate_v2");
-        return CudaLib.graphExecUpdate(exec, graph);
+        return CuGraph.execUpdate(exec, graph);
     }
 
     @Override
     public long[][] graphGetEdges(long graph) {
         bind("cuGraphGetEdges");
-        return CudaLib.graphGetEdges(graph);
+        return CuGraph.getEdges(graph);
     }
 
     @Override
     public int graphNodeType(long node) {
         bind("cuGraphNodeGetType");
-        return CudaLib.graphNodeGetType(node);
+        return CuGraph.nodeGetType(node);
     }
 
     @Override
@@ -626,7 +626,7 @@ public final class CudaDevice implements Driver {
         }
         var g = config.grid();
         var b = config.block();
-        CudaLib.graphExecKernelNodeSetParams(exec, node, func, g.x(), g.y(), g.z(), b.x(), b.y(), b.z(),
+        CuGraph.execKernelNodeSetParams(exec, node, func, g.x(), g.y(), g.z(), b.x(), b.y(), b.z(),
                 config.sharedMemBytes(), args.table());
     }
 
@@ -635,7 +635,7 @@ public final class CudaDevice implements Driver {
     @Override
     public long moduleLoadData(String name, byte[] image) {
         bind("cuModuleLoadData");
-        long m = CudaLib.moduleLoadData(name, image);
+        long m = CuModule.loadData(name, image);
         if (CudaLib.HAS_FUNC_GET_PARAM_INFO && !CudaLib.HAS_FUNC_GET_PARAM_COUNT) {
             ptxParamCounts.put(m, PtxEntries.paramCounts(image));
         }
@@ -645,7 +645,7 @@ public final class CudaDevice implements Driver {
     @Override
     public void moduleUnload(long module) {
         bind("cuModuleUnload");
-        CudaLib.moduleUnload(module);
+        CuModule.unload(module);
         params.removeModule(module);
         ptxParamCounts.remove(module);
     }
@@ -662,13 +662,13 @@ public final class CudaDevice implements Driver {
     @Override
     public long moduleGetFunction(long module, String func) {
         bind("cuModuleGetFunction");
-        long f = CudaLib.moduleGetFunction(module, func);
+        long f = CuModule.getFunction(module, func);
         if (CudaLib.HAS_FUNC_GET_PARAM_INFO) {
             try {
                 Integer count = CudaLib.HAS_FUNC_GET_PARAM_COUNT
-                        ? Integer.valueOf(CudaLib.funcGetParamCount(f))
+                        ? Integer.valueOf(CuModule.paramCount(f))
                         : ptxParamCounts.getOrDefault(module, java.util.Map.of()).get(func);
-                params.put(f, module, count != null ? CudaLib.funcParamSizes(f, count) : CudaLib.funcParamSizesProbing(f));
+                params.put(f, module, count != null ? CuModule.paramSizes(f, count) : CuModule.paramSizesProbing(f));
             } catch (GpuException e) {
                 // A kernel whose image carries no parameter info (old cubins) is launched unchecked.
             }
@@ -684,7 +684,7 @@ public final class CudaDevice implements Driver {
     @Override
     public void funcSetMaxDynamicSharedMemory(long func, int bytes) {
         bind("cuFuncSetAttribute");
-        CudaLib.funcSetAttribute(func, CudaLib.FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+        CuModule.setAttribute(func, CudaLib.FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
     }
 
     /**
@@ -706,7 +706,7 @@ public final class CudaDevice implements Driver {
         }
         var g = config.grid();
         var b = config.block();
-        CudaLib.launchKernel(func, g.x(), g.y(), g.z(), b.x(), b.y(), b.z(), config.sharedMemBytes(), stream, args.table());
+        CuModule.launchKernel(func, g.x(), g.y(), g.z(), b.x(), b.y(), b.z(), config.sharedMemBytes(), stream, args.table());
     }
 
     private static void checkArgs(long func, int[] sizes, KernelArgs args) {
@@ -761,8 +761,8 @@ public final class CudaDevice implements Driver {
         if (closed) {
             return CudaError.CONTEXT_IS_DESTROYED;
         }
-        CudaLib.ctxSetCurrent(ctx);
-        CudaError e = CudaLib.memGetInfoStatus();
+        CuCtx.setCurrent(ctx);
+        CudaError e = CuMem.getInfoStatus();
         return e.isSticky() || e.isTeardown() ? e : CudaError.SUCCESS;
     }
 
@@ -786,12 +786,12 @@ public final class CudaDevice implements Driver {
         }
         epoch++;
         try {
-            CudaError e = CudaLib.devicePrimaryCtxRelease(device);
+            CudaError e = CuCtx.primaryRelease(device);
             if (e != CudaError.SUCCESS) {
                 closeFailure = new GpuException(e, "cuDevicePrimaryCtxRelease_v2", "dev=" + device);
             }
             try {
-                CudaLib.ctxSetCurrent(0);
+                CuCtx.setCurrent(0);
             } catch (GpuException ignored) {
                 // Unbinding a released context cannot fail in a way that matters: the next bind replaces it.
             }

@@ -39,12 +39,12 @@ public final class CtxBindBenchmark {
             int n = 2_000_000;
             System.out.printf("cuCtxSetCurrent (same context): %.1f ns/call%n", median(5, () -> {
                 for (int i = 0; i < n; i++) {
-                    CudaLib.ctxSetCurrent(ctx);
+                    CuCtx.setCurrent(ctx);
                 }
             }) / n);
             System.out.printf("cuCtxGetCurrent:                %.1f ns/call%n", median(5, () -> {
                 for (int i = 0; i < n; i++) {
-                    if (CudaLib.ctxGetCurrent(out) != ctx) {
+                    if (CuCtx.getCurrent(out) != ctx) {
                         throw new AssertionError("context changed");
                     }
                 }
@@ -53,9 +53,9 @@ public final class CtxBindBenchmark {
             int launches = 200_000;
             double bare = median(5, () -> {
                 for (int i = 0; i < launches; i++) {
-                    CudaLib.launchKernel(empty, 1, 1, 1, 1, 1, 1, 0, 0, kargs.table());
+                    CuModule.launchKernel(empty, 1, 1, 1, 1, 1, 1, 0, 0, kargs.table());
                 }
-                CudaLib.ctxSynchronize();
+                CuCtx.synchronize();
             }) / launches;
             double full = median(5, () -> {
                 for (int i = 0; i < launches; i++) {

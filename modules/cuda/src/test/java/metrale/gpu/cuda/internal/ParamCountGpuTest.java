@@ -30,9 +30,9 @@ class ParamCountGpuTest {
             Map<String, Integer> counts = PtxEntries.paramCounts(ptx);
             for (Map.Entry<String, Integer> e : counts.entrySet()) {
                 long f = gpu.moduleGetFunction(module, e.getKey());
-                int count = CudaLib.HAS_FUNC_GET_PARAM_COUNT ? CudaLib.funcGetParamCount(f) : e.getValue();
+                int count = CudaLib.HAS_FUNC_GET_PARAM_COUNT ? CuModule.paramCount(f) : e.getValue();
                 assertThat(count).as(e.getKey()).isEqualTo(e.getValue());
-                assertThat(CudaLib.funcParamSizes(f, count)).as(e.getKey()).containsExactly(CudaLib.funcParamSizesProbing(f));
+                assertThat(CuModule.paramSizes(f, count)).as(e.getKey()).containsExactly(CuModule.paramSizesProbing(f));
             }
             gpu.moduleUnload(module);
         } finally {

@@ -10,13 +10,13 @@ import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
 import metrale.gpu.LiveResource;
 import metrale.gpu.Stream;
+import metrale.gpu.internal.access.RuntimeAccess;
 import metrale.gpu.nccl.CollectiveEvent;
 import metrale.gpu.nccl.CollectiveStats;
 import metrale.gpu.nccl.Communicator;
 import metrale.gpu.nccl.NcclDataType;
 import metrale.gpu.nccl.NcclException;
 import metrale.gpu.nccl.NcclRedOp;
-import metrale.gpu.spi.TrustedAccess;
 import metrale.telemetry.CallSites;
 
 /**
@@ -45,7 +45,7 @@ abstract sealed class AbstractCommunicator implements Communicator permits NcclC
         this.gpu = Objects.requireNonNull(gpu, "gpu");
         this.rank = rank;
         this.size = size;
-        this.untrack = TrustedAccess.track(gpu, LiveResource.Kind.COMMUNICATOR,
+        this.untrack = RuntimeAccess.track(gpu, LiveResource.Kind.COMMUNICATOR,
                 "rank " + rank + " of " + size + " (" + kind() + ")");
     }
 

@@ -5,13 +5,13 @@ import java.time.Duration;
 import java.util.Optional;
 import metrale.gpu.Gpu;
 import metrale.gpu.Stream;
+import metrale.gpu.internal.access.RuntimeAccess;
 import metrale.gpu.nccl.NcclException;
 import metrale.gpu.nccl.NcclResult;
-import metrale.gpu.spi.TrustedAccess;
 
 /**
  * One rank of an NCCL communicator on a CUDA runtime. Every call resolves the runtime's stream to
- * its {@code CUstream} through {@link TrustedAccess} (inside the runtime's gate, with the context
+ * its {@code CUstream} through {@link RuntimeAccess} (inside the runtime's gate, with the context
  * current and the buffers checked against the ledger), then calls NCCL.
  */
 public final class NcclCommunicator extends AbstractCommunicator {
@@ -47,7 +47,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
             devices[i] = gpus[i].deviceOrdinal();
         }
         long[][] out = new long[1][];
-        TrustedAccess.onDriverStream(gpus[0], Stream.DEFAULT, "ncclCommInitAll", new long[0],
+        RuntimeAccess.onDriverStream(gpus[0], Stream.DEFAULT, "ncclCommInitAll", new long[0],
                 st -> out[0] = NcclLib.commInitAll(devices));
         NcclCommunicator[] comms = new NcclCommunicator[gpus.length];
         for (int i = 0; i < gpus.length; i++) {
@@ -75,7 +75,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
         boolean nonBlockingInit = NcclLib.hasInitRankConfig();
         if (nonBlockingInit) {
             try {
-                TrustedAccess.onDriverStream(gpu, Stream.DEFAULT, "ncclCommInitRankConfig", new long[0],
+                RuntimeAccess.onDriverStream(gpu, Stream.DEFAULT, "ncclCommInitRankConfig", new long[0],
                         st -> c[0] = NcclLib.commInitRankNonBlocking(nranks, id, rank));
             } catch (NcclException e) {
                 if (e.result() != NcclResult.INVALID_ARGUMENT) {
@@ -107,7 +107,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
         Thread t = Thread.ofPlatform().daemon().name("ncclCommInitRank rank " + rank).unstarted(() -> {
             try {
                 long[] out = new long[1];
-                TrustedAccess.onDriverStream(gpu, Stream.DEFAULT, "ncclCommInitRank", new long[0],
+                RuntimeAccess.onDriverStream(gpu, Stream.DEFAULT, "ncclCommInitRank", new long[0],
                         st -> out[0] = NcclLib.commInitRank(nranks, id, rank));
                 f.complete(out[0]);
             } catch (RuntimeException | Error e) {
@@ -154,7 +154,7 @@ public final class NcclCommunicator extends AbstractCommunicator {
         int type = c.type().code();
         int op = c.op() == null ? 0 : c.op().code();
         try {
-            TrustedAccess.onDriverStream(gpu, c.stream(), c.kind().function, ranges, st -> inProgress[0] = switch (c.kind()) {
+            RuntimeAccess.onDriverStream(gpu, c.stream(), c.kind().function, ranges, st -> inProgress[0] = switch (c.kind()) {
                 case ALL_REDUCE -> NcclLib.allReduce(c.send().address(), c.recv().address(), c.count(), type, op, comm, st);
                 case BROADCAST -> NcclLib.broadcast(c.send().address(), c.recv().address(), c.count(), type, c.root(), comm, st);
                 case REDUCE -> NcclLib.reduce(c.send().address(), c.recv().address(), c.count(), type, op, c.root(), comm, st);

@@ -6,10 +6,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import metrale.gpu.Gpu;
+import metrale.gpu.internal.access.RuntimeAccess;
 import metrale.gpu.nccl.NcclException;
 import metrale.gpu.nccl.NcclResult;
 import metrale.gpu.nccl.NcclUniqueId;
-import metrale.gpu.spi.TrustedAccess;
 
 /**
  * One rank of a simulated communicator: the NCCL API with NCCL's ordering rules, over the public
@@ -109,7 +109,7 @@ public final class SimCommunicator extends AbstractCommunicator {
         long[] ranges = new long[] {
             c.send() == null ? 0 : c.send().address(), c.sendBytes(size, rank),
             c.recv() == null ? 0 : c.recv().address(), c.recvBytes(size, rank)};
-        TrustedAccess.onDriverStream(gpu, c.stream(), c.kind().function, ranges, st -> { });
+        RuntimeAccess.onDriverStream(gpu, c.stream(), c.kind().function, ranges, st -> { });
         if (gpu.streamIsCapturing(c.stream())) {
             throw new NcclException(NcclResult.INVALID_USAGE, NcclResult.INVALID_USAGE.code(), c.kind().function,
                     "rank " + rank + ": the simulated communicator completes each call at once and cannot be captured "

@@ -233,6 +233,42 @@ final class DeviceMemory {
         return range + " is not in any live allocation";
     }
 
+    /**
+     * Checks that {@code [ptr, ptr + bytes)} lies in one live allocation, for a call that is not in a
+     * capture.
+     *
+     * @param d     the call's operands, for the message
+     * @param which the range's role, e.g. {@code "source"}
+     * @throws metrale.gpu.GpuException {@code INVALID_VALUE} saying why not
+     */
+    void checkRange(long ptr, long bytes, String op, String d, String which) {
+        if (find(ptr, bytes) == null) {
+            throw new metrale.gpu.GpuException(metrale.gpu.CudaError.INVALID_VALUE, op, d + ": the " + which + " "
+                    + explain(ptr, bytes));
+        }
+    }
+
+    /**
+     * {@return why {@code ptr} cannot be freed with {@code cuMemFree}, for error messages}
+     *
+     * @param pinned the page-locked allocation based at {@code ptr}, or {@code null}
+     */
+    String whyNotFreeable(long ptr, Alloc pinned) {
+        if (pinned != null) {
+            return "this is page-locked host memory; free it with cuMemFreeHost";
+        }
+        Alloc inside = find(ptr);
+        if (inside != null) {
+            return "an interior pointer " + (ptr - inside.base) + " bytes into " + inside
+                    + "; only its base may be freed (the allocation is untouched)";
+        }
+        Alloc f = findFreed(ptr);
+        if (f != null) {
+            return f.base == ptr ? "a double free of " + f : "points into " + f + ", which was freed";
+        }
+        return "not a pointer returned by cuMemAlloc or cuMemAllocManaged";
+    }
+
     /** {@return the number of live allocations of the given kind} */
     int liveCount(Alloc.Kind kind) {
         int n = 0;

@@ -423,8 +423,10 @@ final class InitCheck {
     // ---- the application's call site ------------------------------------------------------------
 
     static {
-        // The driver's own frames between the runtime core and the application.
-        CallSites.skip(InitCheck.class.getName(), DeviceMemory.class.getName(), SimDevice.class.getName());
+        // The driver's own frames between the runtime core and the application: every class an
+        // allocation passes through.
+        CallSites.skip(InitCheck.class.getName(), DeviceMemory.class.getName(), AllocRules.class.getName(),
+                SimDevice.class.getName(), SimControlsImpl.class.getName(), SimAsyncPool.class.getName());
     }
 
     private static String applicationSite() {

@@ -3,8 +3,11 @@ package metrale.gpu.sim.internal;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import metrale.gpu.CudaError;
 
 /**
@@ -85,11 +88,6 @@ final class Scheduler {
         return op;
     }
 
-    /** {@return the streams with pending work} */
-    Iterable<SimStream> activeStreams() {
-        return active;
-    }
-
     /** {@return the legacy default stream} */
     SimStream legacy() {
         return legacy;
@@ -112,6 +110,51 @@ final class Scheduler {
             n += s.pending.size();
         }
         return n;
+    }
+
+    /**
+     * {@return the pending work that touches {@code [ptr, ptr + bytes)} and is not ordered before
+     * the next operation on {@code t}, as "work on stream", or {@code null}} Ordered before it are
+     * {@code t}'s tail and, by {@code t}'s kind, the implicit legacy-stream dependencies that
+     * operation will get, and everything they depend on.
+     */
+    String unorderedWith(SimStream t, long ptr, long bytes) {
+        if (idle()) {
+            return null;
+        }
+        long hi = ptr + bytes;
+        Set<Op> before = Collections.newSetFromMap(new IdentityHashMap<>());
+        ArrayDeque<Op> todo = new ArrayDeque<>();
+        if (t.tail() != null) {
+            todo.push(t.tail());
+        }
+        for (SimStream o : active) {
+            boolean implicit = t.kind == SimStream.Kind.LEGACY ? o != t && o.blocking
+                    : t.blocking && o.kind == SimStream.Kind.LEGACY;
+            if (implicit && o.tail() != null) {
+                todo.push(o.tail());
+            }
+        }
+        while (!todo.isEmpty()) {
+            Op o = todo.pop();
+            if (o.done || !before.add(o)) {
+                continue;
+            }
+            if (o.prev != null) {
+                todo.push(o.prev);
+            }
+            for (Op dep : o.deps) {
+                todo.push(dep);
+            }
+        }
+        for (SimStream o : active) {
+            for (Op pendingOp : o.pending) {
+                if (!pendingOp.done && !before.contains(pendingOp) && pendingOp.work.touches(ptr, hi)) {
+                    return pendingOp.work.describe() + " on " + o;
+                }
+            }
+        }
+        return null;
     }
 
     /** Runs every pending operation. */

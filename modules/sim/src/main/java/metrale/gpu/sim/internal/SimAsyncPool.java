@@ -3,6 +3,10 @@ package metrale.gpu.sim.internal;
 
 import java.util.HashSet;
 import java.util.Set;
+import java.util.function.LongSupplier;
+import metrale.gpu.CudaError;
+import metrale.gpu.GpuException;
+import metrale.gpu.spi.Driver;
 
 /**
  * The device's default memory pool of {@code cuMemAllocAsync}, as CUDA keeps it: memory freed by
@@ -15,7 +19,9 @@ import java.util.Set;
  * fresh address range and a freed one still faults on use, which CUDA cannot promise. Reserved
  * bytes are {@code used + pending + cached}: pending frees are enqueued but not yet run.
  *
- * <p>Not thread-safe: the device lock guards it.
+ * <p>The device calls its doors ({@code cuMemAllocAsync}, {@code cuMemFreeAsync}, the pool's
+ * attributes and trim) after its own stream and capture checks. Not thread-safe: the device lock
+ * guards it.
  */
 final class SimAsyncPool {
 
@@ -33,31 +39,30 @@ final class SimAsyncPool {
         this.memory = memory;
     }
 
-    /** {@return the cached bytes an allocation of {@code bytes} may draw on, taken off the cache and off the device's charge} */
-    long draw(long bytes) {
+    /**
+     * {@code cuMemAllocAsync} of {@code bytes}: {@return the address {@code allocate} gives, a fresh
+     * range charged to the device less the reserved bytes it draws on} A failed allocation leaves
+     * the reserve as it was.
+     *
+     * @param allocate the device's allocation of {@code bytes}, with its checks and injected faults
+     */
+    long allocate(long bytes, LongSupplier allocate) {
         long take = Math.min(cached, bytes);
         cached -= take;
         memory.uncharge(take);
-        return take;
-    }
-
-    /** Gives back what {@link #draw} took, after a failed allocation. */
-    void undraw(long take) {
-        cached += take;
-        memory.charge(take);
-    }
-
-    /** {@code ptr} of {@code bytes} was allocated. */
-    void allocated(long ptr, long bytes) {
-        live.add(ptr);
+        long p;
+        try {
+            p = allocate.getAsLong();
+        } catch (RuntimeException e) {
+            cached += take;
+            memory.charge(take);
+            throw e;
+        }
+        live.add(p);
         used += bytes;
         usedHigh = Math.max(usedHigh, used);
         reservedHigh = Math.max(reservedHigh, reserved());
-    }
-
-    /** {@return whether {@code ptr} is a live allocation of the pool} */
-    boolean owns(long ptr) {
-        return live.contains(ptr);
+        return p;
     }
 
     /** {@code cuMemFree} of a pool allocation: released at once, as the driver's free. */
@@ -67,8 +72,18 @@ final class SimAsyncPool {
         }
     }
 
-    /** {@return the stream-ordered work of {@code cuMemFreeAsync} of {@code a}} {@code a} must be a live pool allocation. */
-    Work freeAsync(Alloc a) {
+    /**
+     * {@code cuMemFreeAsync} of {@code ptr}: {@return the stream-ordered work that frees it}
+     *
+     * @param d the call's operands, for the message
+     * @throws GpuException {@code INVALID_VALUE} unless {@code ptr} is a live allocation of the pool
+     */
+    Work freeAsync(long ptr, String op, String d) {
+        Alloc a = memory.atBase(ptr);
+        if (a == null || !live.contains(ptr)) {
+            throw new GpuException(CudaError.INVALID_VALUE, op, d + ": not a live allocation of cuMemAllocAsync ("
+                    + memory.whyNotFreeable(ptr, a != null && a.kind == Alloc.Kind.PINNED ? a : null) + ")");
+        }
         live.remove(a.base);
         used -= a.size;
         pending += a.size;
@@ -115,33 +130,33 @@ final class SimAsyncPool {
         return used + pending + cached;
     }
 
-    long used() {
-        return used;
+    /** {@code cuMemPoolGetAttribute}: {@return one of the 64-bit attributes, in bytes} */
+    long attribute(int attr, String op) {
+        return switch (attr) {
+            case Driver.MEMPOOL_ATTR_RELEASE_THRESHOLD -> threshold;
+            case Driver.MEMPOOL_ATTR_RESERVED_MEM_CURRENT -> reserved();
+            case Driver.MEMPOOL_ATTR_USED_MEM_CURRENT -> used;
+            case Driver.MEMPOOL_ATTR_RESERVED_MEM_HIGH -> reservedHigh;
+            case Driver.MEMPOOL_ATTR_USED_MEM_HIGH -> usedHigh;
+            default -> throw new GpuException(CudaError.INVALID_VALUE, op, "attr=" + attr
+                    + ": not a 64-bit pool attribute (4 to 8)");
+        };
     }
 
-    long usedHigh() {
-        return usedHigh;
-    }
-
-    long reservedHigh() {
-        return reservedHigh;
-    }
-
-    long threshold() {
-        return threshold;
-    }
-
-    void threshold(long bytes) {
-        threshold = bytes;
-    }
-
-    /** Resets the high-water mark of used bytes to the current use ({@code CU_MEMPOOL_ATTR_USED_MEM_HIGH} set to 0). */
-    void resetUsedHigh() {
-        usedHigh = used;
-    }
-
-    /** Resets the high-water mark of reserved bytes ({@code CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH} set to 0). */
-    void resetReservedHigh() {
-        reservedHigh = reserved();
+    /**
+     * {@code cuMemPoolSetAttribute}: the release threshold, or a high-water mark set to 0, which
+     * resets it to the current value.
+     */
+    void setAttribute(int attr, long value, String op) {
+        if (attr == Driver.MEMPOOL_ATTR_RELEASE_THRESHOLD) {
+            threshold = value;
+        } else if (attr == Driver.MEMPOOL_ATTR_RESERVED_MEM_HIGH && value == 0) {
+            reservedHigh = reserved();
+        } else if (attr == Driver.MEMPOOL_ATTR_USED_MEM_HIGH && value == 0) {
+            usedHigh = used;
+        } else {
+            throw new GpuException(CudaError.INVALID_VALUE, op, "attr=" + attr + ", value=" + value
+                    + ": settable are the release threshold (4) and, to 0, the high-water marks (6, 8)");
+        }
     }
 }

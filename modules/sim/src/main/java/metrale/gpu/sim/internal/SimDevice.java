@@ -1,36 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim.internal;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.TreeSet;
-import java.util.WeakHashMap;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import metrale.gpu.CudaError;
 import metrale.gpu.DeviceInfo;
-import metrale.gpu.Dim3;
 import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
-import metrale.gpu.Setting;
-import metrale.gpu.sim.SimBlockOrder;
 import metrale.gpu.sim.SimControls;
 import metrale.gpu.sim.SimInitCheck;
-import metrale.gpu.sim.SimKernel;
 import metrale.gpu.sim.SimKernels;
 import metrale.gpu.sim.SimOptions;
-import metrale.gpu.sim.SimTwins;
-import metrale.gpu.sim.UninitializedRead;
 import metrale.gpu.spi.Driver;
 import metrale.gpu.spi.DriverConfig;
 import metrale.gpu.spi.MemInfo;
@@ -58,37 +43,24 @@ import metrale.gpu.spi.MemInfo;
  * that finds work pending reports {@code NOT_READY} and then lets the device advance by one
  * operation toward that work, so a query right after an enqueue is always {@code NOT_READY} and a
  * polling loop still ends. When several streams have work ready at once, a seeded random sequence
- * (option {@code sim.seed}, {@link #setScheduleSeed}) picks the interleaving. Kernels run on the
+ * (option {@code sim.seed}, {@link SimControls#setScheduleSeed}) picks the interleaving. Kernels run on the
  * thread that drains their stream, one at a time.
  *
- * <p><b>Options</b> ({@link DriverConfig}):
- * <ul>
- * <li>{@code sim.capacity}: device memory in bytes; default 4 GiB ({@value #DEFAULT_CAPACITY}).</li>
- * <li>{@code sim.seed}: the schedule's seed; default 0.</li>
- * <li>{@code sim.sms}: the SM count {@link #deviceInfo()} reports; default {@value #DEFAULT_SMS}.</li>
- * <li>{@code sim.fill}: the byte new device, managed and page-locked memory is filled with, 0 to 255;
- *     default {@value #DEFAULT_FILL} ({@code 0xAB}).</li>
- * <li>{@code sim.initcheck}: {@code true} records reads of device memory never written
- *     ({@link SimInitCheck}); default {@code false}.</li>
- * <li>{@code sim.blocks}: {@code ordered} (default), {@code shuffled} or {@code parallel}, how a
- *     grid's blocks run ({@link SimBlockOrder}).</li>
- * <li>{@code sim.process}: {@code shared} (default) or {@code fresh}, the simulated process (see Faults).</li>
- * <li>{@code sim.devices}: how many devices the simulated process has, default 1; {@code device}
- * (what {@code Gpu.builder().device(i)} sets) picks the one this driver opens, default 0. Peer
- * copies and cross-device event waits work between devices of one simulated process; the
- * simulator runs a stream-ordered peer copy after the stream's earlier work, before the call
- * returns, and a cross-device wait waits for the event's work before returning. After
- * {@code enablePeerAccess(peer)} this context's kernels address the peer's live memory too.</li>
- * <li>{@code sim.twins} (an object): a {@link SimTwins} table looked in before {@link SimKernels}.</li>
- * </ul>
+ * <p><b>Options</b> ({@link DriverConfig}) are read once by {@link SimSettings}, which lists them.
+ *
+ * <p><b>Several devices.</b> Peer copies and cross-device event waits work between devices of one
+ * simulated process ({@link SimPeers}); a stream-ordered peer copy runs after the stream's earlier
+ * work, before the call returns, and a cross-device wait waits for the event's work before
+ * returning. After {@code enablePeerAccess(peer)} this context's kernels address the peer's live
+ * memory too.
  *
  * <p><b>Faults.</b> A sticky fault (a bad kernel access, an injected fault) makes every later
  * memory, stream, event, module, launch and synchronize call fail with the same error; as on CUDA
  * there is no reset. It also poisons the device's simulated process: every other device of that
  * process fails from its next call, and opening a device in it fails, as a new CUDA context does
  * after a sticky fault. The default process is the JVM's one shared simulated process; tests open
- * with {@code sim.process=fresh}. {@link #failAllocation}, {@link #faultKernel} and
- * {@link #failNextSync} inject faults for testing recovery paths.
+ * with {@code sim.process=fresh}. {@link SimControls#failAllocation}, {@link SimControls#faultKernel} and
+ * {@link SimControls#failNextSync} inject faults for testing recovery paths.
  *
  * <p><b>Identity.</b> Device addresses and handles come from one space for the whole JVM
  * ({@link Ids}): a pointer or handle of another simulated device is never valid here.
@@ -116,50 +88,38 @@ public final class SimDevice implements Driver {
     /** The unmapped gap after each fake device allocation, in bytes. */
     public static final long ADDRESS_GAP = DeviceMemory.GAP;
     /** The most dynamic shared memory a function may opt in to, in bytes (sm_90). */
-    public static final int MAX_SHARED_OPTIN = 232448;
+    public static final int MAX_SHARED_OPTIN = SimModules.MAX_SHARED_OPTIN;
 
-    private static final int MAX_BLOCK_THREADS = 1024;
-    private static final int MAX_GRID_YZ = 65535;
-
-    private final ReentrantLock lock = new ReentrantLock();
+    private final SimLock lock = new SimLock();
+    private final SimProcess process;
+    private final int ordinal;
+    private final int smCount;
     private final DeviceMemory memory;
     private final Engine engine;
     private final Scheduler scheduler;
-    private final int smCount;
     private final SimStream legacy;
-    private final Map<Long, SimStream> streams = new HashMap<>();
-    private final Map<Thread, SimStream> perThread = new WeakHashMap<>();
-    private final Map<Long, SimEvent> events = new HashMap<>();
-    private final Map<Long, SimModule> modules = new HashMap<>();
-    private final Map<Long, SimFunction> functions = new HashMap<>();
-    private final Map<Long, List<Works.Node>> graphs = new HashMap<>();
-    private final Map<Long, SimExec> execs = new HashMap<>();
+    // The parts, one owner per rule set, each guarded by the lock.
+    private final SimStreams streams;
+    private final SimEvents events = new SimEvents();
     private final CaptureRules rules = new CaptureRules();
-    /** Graph to its node handles, in capture order. */
-    private final Map<Long, long[]> graphNodes = new HashMap<>();
-    /** Node handle to {@code {graph, index}}. */
-    private final Map<Long, long[]> nodes = new HashMap<>();
-    private final TreeSet<Long> failAt = new TreeSet<>();
-    private final SimProcess process;
-    private final SimTwins twins;
-    private long allocAttempts;
-    /** Live allocations of {@code cuMemAllocAsync}, their bytes, high-water mark and the release threshold. */
+    /** The graphs, their nodes and executable graphs, and the rules of updating an exec. */
+    private final SimGraphs graphs;
+    /** The loaded modules and functions, and the rules of a launch's function and configuration. */
+    private final SimModules modules;
+    private final AllocRules allocs;
+    private final CopyRules copies;
+    /** The default pool of {@code cuMemAllocAsync}. */
     private final SimAsyncPool asyncPool;
+    /** The peer contexts this one may address, and the copy between two contexts. */
+    private final SimPeers peers;
+    /** The sticky error, and the waits that run pending work and latch its faults. */
+    private final FaultLatch latch;
+    /** The one holder of the knobs, and of the faults they inject. */
+    private final SimControlsImpl controls;
     /** The runtime's allocations, for the reach of a kernel ({@link #allocationExtents}); {@code null} when not told. */
     private volatile Extents extents;
-    private CudaError sticky;
-    private String stickyDetail;
-    private CudaError syncFailure;
     private boolean closed;
-    private final SimControls controls = new Controls();
     private List<String> liveAtClose = List.of();
-    private final int ordinal;
-    private final int deviceCount;
-    /** Orders the locks of two devices taken together (peer copies), so two threads cannot deadlock. */
-    private final long serial = SERIALS.incrementAndGet();
-    private static final java.util.concurrent.atomic.AtomicLong SERIALS = new java.util.concurrent.atomic.AtomicLong();
-    /** The peers whose memory this context may address; guarded by the lock. */
-    private final java.util.Set<SimDevice> peersEnabled = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
 
     /** Opens a simulated device with the default options. */
     public SimDevice() {
@@ -183,78 +143,38 @@ public final class SimDevice implements Driver {
      * it is {@code null}.
      */
     SimDevice(DriverConfig config, SimProcess in) {
-        Objects.requireNonNull(config, "config");
-        long capacity = config.getLong(OPT_CAPACITY, DEFAULT_CAPACITY);
-        if (capacity <= 0) {
-            throw new IllegalArgumentException(DriverConfig.describe(OPT_CAPACITY) + " = " + capacity + " must be positive");
-        }
-        long sms = config.getLong(OPT_SMS, DEFAULT_SMS);
-        if (sms < 1 || sms > 100_000) {
-            throw new IllegalArgumentException(DriverConfig.describe(OPT_SMS) + " = " + sms + " must be in [1, 100000]");
-        }
-        long fill = config.getLong(OPT_FILL, DEFAULT_FILL);
-        if (fill < 0 || fill > 255) {
-            throw new IllegalArgumentException(DriverConfig.describe(OPT_FILL) + " = " + fill
-                    + " must be a byte value in [0, 255]");
-        }
-        String proc = config.get(SimOptions.PROCESS, SimOptions.PROCESS_SHARED);
-        this.process = in != null ? in : process(proc);
-        this.twins = config.object(SimOptions.TWINS, SimTwins.class).orElse(null);
-        SimProcess.Fault f = process.fault();
-        if (f != null) {
-            // CUDA: after a sticky fault a new context fails too; the process must be restarted.
-            throw err(f.error(), "cuDevicePrimaryCtxRetain", process + " is unusable after a sticky fault "
-                    + "(no in-process recovery, as on CUDA; open with " + SimOptions.PROCESS + "="
-                    + SimOptions.PROCESS_FRESH + " for a process of its own): " + f.detail());
-        }
-        this.deviceCount = deviceCount(config);
-        long dev = config.getLong(SimOptions.DEVICE, 0);
-        if (dev < 0 || dev >= deviceCount) {
-            throw err(CudaError.INVALID_DEVICE, "cuDeviceGet", "ordinal=" + dev + ": the simulated process has "
-                    + deviceCount + " device(s) (option " + SimOptions.DEVICES + ")");
-        }
-        this.ordinal = (int) dev;
-        this.smCount = (int) sms;
-        this.memory = new DeviceMemory(capacity, (byte) fill);
+        SimSettings o = SimSettings.parse(Objects.requireNonNull(config, "config"), in);
+        this.process = o.process();
+        this.modules = new SimModules(o.twins());
+        this.ordinal = o.ordinal();
+        this.smCount = o.sms();
+        this.memory = new DeviceMemory(o.capacity(), o.fill());
+        this.allocs = new AllocRules(memory);
+        this.copies = new CopyRules(memory);
         this.asyncPool = new SimAsyncPool(memory);
-        if (config.getBoolean(SimInitCheck.OPT_INITCHECK, false)) {
+        this.graphs = new SimGraphs(memory);
+        if (o.initCheck()) {
             memory.init = new InitCheck();
         }
-        this.engine = new Engine(memory, config.getLong(OPT_SEED, 0));
+        this.engine = new Engine(memory, o.seed());
         engine.ordinal = ordinal;
         engine.processMemories = process.memories;
         this.legacy = new SimStream(1, SimStream.Kind.LEGACY, false, "the legacy default stream");
         this.scheduler = new Scheduler(engine, legacy);
-        this.engine.blockOrder = switch (config.getChoice(SimOptions.BLOCKS, "ordered",
-                List.of("ordered", "shuffled", "parallel"))) {
-            case "shuffled" -> SimBlockOrder.SHUFFLED;
-            case "parallel" -> SimBlockOrder.PARALLEL;
-            default -> SimBlockOrder.ORDERED;
-        };
+        this.streams = new SimStreams(legacy);
+        this.latch = new FaultLatch(process, scheduler, engine);
+        this.controls = new SimControlsImpl(this, lock, memory, engine, scheduler);
+        this.peers = new SimPeers(process, ordinal, lock, memory, engine, this::check);
+        this.engine.blockOrder = o.blockOrder();
         // Last, once nothing can fail: close() takes it out again.
         process.memories.put(memory, ordinal);
     }
 
-    /** {@return the simulated process option {@code sim.process} names: any case, but a {@code named:} NAME as given} */
-    private static SimProcess process(String proc) {
-        if (proc.regionMatches(true, 0, SimOptions.PROCESS_NAMED, 0, SimOptions.PROCESS_NAMED.length())) {
-            return SimProcess.named(proc.substring(SimOptions.PROCESS_NAMED.length()));
-        }
-        String w;
-        try {
-            w = Setting.parseChoice(DriverConfig.describe(SimOptions.PROCESS), proc,
-                    List.of(SimOptions.PROCESS_SHARED, SimOptions.PROCESS_FRESH));
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(e.getMessage() + ", nor " + SimOptions.PROCESS_NAMED + "NAME");
-        }
-        return w.equals(SimOptions.PROCESS_FRESH) ? SimProcess.fresh() : SimProcess.shared();
-    }
-
-    // ---- simulator controls and fault injection -----------------------------------------------
+    // ---- controls -------------------------------------------------------------------------------
 
     /**
-     * {@return {@link SimControls} when asked for it} The controls are a separate object that only
-     * delegates to this device, so an application holding them cannot reach the driver.
+     * {@return {@link SimControls} or {@link SimInitCheck} when asked for it} The controls are a
+     * separate object ({@link SimControlsImpl}), so an application holding them cannot reach the driver.
      */
     @Override
     public <T> Optional<T> controls(Class<T> type) {
@@ -266,313 +186,9 @@ public final class SimDevice implements Driver {
         return process;
     }
 
-    /** {@return this device's controls} */
+    /** {@return this device's controls, the one holder of its knobs} */
     public SimControls simControls() {
         return controls;
-    }
-
-    /** The public face of the device: delegates, so it can never be cast to the driver. */
-    private final class Controls implements SimControls, SimInitCheck {
-        @Override
-        public boolean initCheckEnabled() {
-            return SimDevice.this.initCheckEnabled();
-        }
-
-        @Override
-        public List<UninitializedRead> uninitializedReads() {
-            return SimDevice.this.uninitializedReads();
-        }
-
-        @Override
-        public void setCapacity(long bytes) {
-            SimDevice.this.setCapacity(bytes);
-        }
-
-        @Override
-        public void setScheduleSeed(long seed) {
-            SimDevice.this.setScheduleSeed(seed);
-        }
-
-        @Override
-        public void failAllocation(int nth) {
-            SimDevice.this.failAllocation(nth);
-        }
-
-        @Override
-        public void faultKernel(String module, String func) {
-            SimDevice.this.faultKernel(module, func);
-        }
-
-        @Override
-        public void failNextSync(CudaError error) {
-            SimDevice.this.failNextSync(error);
-        }
-
-        @Override
-        public int pendingOperations() {
-            return SimDevice.this.pendingOperations();
-        }
-
-        @Override
-        public long allocationAttempts() {
-            lock.lock();
-            try {
-                return allocAttempts;
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        @Override
-        public boolean kernelFaultArmed(String module, String func) {
-            String name = Objects.requireNonNull(module, "module") + "::" + Objects.requireNonNull(func, "func");
-            lock.lock();
-            try {
-                return engine.faultKernels.contains(name);
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        @Override
-        public java.util.Optional<CudaError> syncFailureArmed() {
-            lock.lock();
-            try {
-                return java.util.Optional.ofNullable(syncFailure);
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        @Override
-        public List<String> liveAtClose() {
-            return SimDevice.this.liveAtClose();
-        }
-
-        @Override
-        public long allocForeign(long bytes) {
-            return memAlloc(bytes);
-        }
-
-        @Override
-        public void freeForeign(long ptr) {
-            memFree(ptr);
-        }
-
-        @Override
-        public boolean isClosed() {
-            lock.lock();
-            try {
-                return closed;
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        @Override
-        public void setBlockOrder(SimBlockOrder order) {
-            SimDevice.this.setBlockOrder(order);
-        }
-
-        @Override
-        public long clockNanos() {
-            return SimDevice.this.clockNanos();
-        }
-
-        @Override
-        public void advanceClock(long nanos) {
-            SimDevice.this.advanceClock(nanos);
-        }
-
-        @Override
-        public void setKernelDuration(String module, String func, long nanos) {
-            SimDevice.this.setKernelDuration(module, func, nanos);
-        }
-
-        @Override
-        public String toString() {
-            return "SimControls of " + SimDevice.this;
-        }
-    }
-
-    /**
-     * Sets the device memory size, as {@code sim.capacity} does. Live allocations stay; if they
-     * exceed the new size, free memory reads 0 until enough is freed.
-     *
-     * @param bytes the capacity, positive
-     * @throws IllegalArgumentException if {@code bytes} is not positive
-     */
-    public void setCapacity(long bytes) {
-        if (bytes <= 0) {
-            throw new IllegalArgumentException("setCapacity(" + bytes + "): must be positive");
-        }
-        lock.lock();
-        try {
-            memory.setCapacity(bytes);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Restarts the schedule from {@code seed}: the same calls then interleave ready streams the same way.
-     *
-     * @param seed the seed
-     */
-    public void setScheduleSeed(long seed) {
-        lock.lock();
-        try {
-            engine.seed(seed);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Makes the {@code nth} device allocation from now ({@code cuMemAlloc} or
-     * {@code cuMemAllocManaged}; 1 is the next one) fail with {@code OUT_OF_MEMORY}. Not sticky.
-     *
-     * @param nth which future allocation fails, at least 1
-     * @throws IllegalArgumentException if {@code nth} is below 1
-     */
-    public void failAllocation(int nth) {
-        if (nth < 1) {
-            throw new IllegalArgumentException("failAllocation(" + nth + "): the count starts at 1 (the next allocation)");
-        }
-        lock.lock();
-        try {
-            failAt.add(allocAttempts + nth);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Makes the next run of {@code module::func} raise {@code ILLEGAL_ADDRESS} instead of running,
-     * latched as a sticky fault when the launch executes.
-     *
-     * @param module the module's load name
-     * @param func   the function's name
-     */
-    public void faultKernel(String module, String func) {
-        Objects.requireNonNull(module, "module");
-        Objects.requireNonNull(func, "func");
-        lock.lock();
-        try {
-            engine.faultKernels.add(module + "::" + func);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Makes the next {@code cuStreamSynchronize}, {@code cuEventSynchronize} or
-     * {@code cuCtxSynchronize} report {@code error} and latch it, as an asynchronous device fault would.
-     *
-     * @param error a sticky error, such as {@link CudaError#ILLEGAL_ADDRESS} or {@link CudaError#LAUNCH_FAILED}
-     * @throws IllegalArgumentException if {@code error} is not sticky
-     */
-    public void failNextSync(CudaError error) {
-        Objects.requireNonNull(error, "error");
-        if (!error.isSticky()) {
-            throw new IllegalArgumentException("failNextSync(" + error + "): only sticky errors surface at a sync; "
-                    + "for a failing call use the call's own arguments");
-        }
-        lock.lock();
-        try {
-            syncFailure = error;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Sets how the blocks of later launches run; see {@link SimControls#setBlockOrder}.
-     *
-     * @param order the block order
-     */
-    public void setBlockOrder(SimBlockOrder order) {
-        Objects.requireNonNull(order, "order");
-        lock.lock();
-        try {
-            engine.blockOrder = order;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** {@return the virtual clock in nanoseconds} See {@link SimControls#clockNanos()}. */
-    public long clockNanos() {
-        lock.lock();
-        try {
-            return engine.now;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Moves the virtual clock forward; see {@link SimControls#advanceClock}.
-     *
-     * @param nanos how far, at least 0
-     */
-    public void advanceClock(long nanos) {
-        if (nanos < 0) {
-            throw new IllegalArgumentException("advanceClock(" + nanos + "): the clock does not go back");
-        }
-        lock.lock();
-        try {
-            engine.advanceTo(Math.addExact(engine.now, nanos));
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Declares every launch of {@code module::func} to run {@code nanos}; see {@link SimControls#setKernelDuration}.
-     *
-     * @param module the module's load name
-     * @param func   the function's name
-     * @param nanos  the duration, at least 0; 0 removes it
-     */
-    public void setKernelDuration(String module, String func, long nanos) {
-        Objects.requireNonNull(module, "module");
-        Objects.requireNonNull(func, "func");
-        if (nanos < 0) {
-            throw new IllegalArgumentException("setKernelDuration(" + module + ", " + func + ", " + nanos
-                    + "): a duration is not negative");
-        }
-        lock.lock();
-        try {
-            if (nanos == 0) {
-                engine.durations.remove(module + "::" + func);
-            } else {
-                engine.durations.put(module + "::" + func, nanos);
-            }
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** {@return the number of enqueued operations that have not run yet, on every stream} */
-    public int pendingOperations() {
-        lock.lock();
-        try {
-            return scheduler.pendingCount();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** {@return whether this device runs the initcheck (option {@code sim.initcheck})} */
-    public boolean initCheckEnabled() {
-        return memory.init != null;
-    }
-
-    /** {@return the initcheck's findings so far, first seen first; empty when it is off} */
-    public List<UninitializedRead> uninitializedReads() {
-        InitCheck init = memory.init;
-        return init == null ? List.of() : init.reads();
     }
 
     // ---- identity -----------------------------------------------------------------------------
@@ -584,11 +200,8 @@ public final class SimDevice implements Driver {
 
     @Override
     public DeviceInfo deviceInfo() {
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             return new DeviceInfo("sim", "metrale simulator", memory.capacity(), smCount, 9, 0, MAX_SHARED_OPTIN);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -603,16 +216,12 @@ public final class SimDevice implements Driver {
     @Override
     public long memAlloc(long bytes) {
         String op = "cuMemAlloc_v2";
-        lock.lock();
-        try {
-            enter(op);
+        try (var _ = enter(op)) {
             rules.checkUnsafe(op, "bytes=" + bytes);
             if (bytes == 0) {
                 throw err(CudaError.INVALID_VALUE, op, "bytes=0: an allocation needs at least one byte");
             }
-            return allocate(Alloc.Kind.DEVICE, bytes, op, "bytes=" + bytes);
-        } finally {
-            lock.unlock();
+            return allocs.allocate(Alloc.Kind.DEVICE, bytes, controls.allocationAttempt(), op, "bytes=" + bytes);
         }
     }
 
@@ -620,9 +229,7 @@ public final class SimDevice implements Driver {
     public long memAllocManaged(long bytes, int flags) {
         String op = "cuMemAllocManaged";
         String d = "bytes=" + bytes + ", flags=" + flags;
-        lock.lock();
-        try {
-            enter(op);
+        try (var _ = enter(op)) {
             rules.checkUnsafe(op, d);
             if (bytes == 0) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": an allocation needs at least one byte");
@@ -630,77 +237,30 @@ public final class SimDevice implements Driver {
             if (flags != 1 && flags != 2) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": flags must be CU_MEM_ATTACH_GLOBAL (1) or CU_MEM_ATTACH_HOST (2)");
             }
-            return allocate(Alloc.Kind.MANAGED, bytes, op, d);
-        } finally {
-            lock.unlock();
+            return allocs.allocate(Alloc.Kind.MANAGED, bytes, controls.allocationAttempt(), op, d);
         }
-    }
-
-    private long allocate(Alloc.Kind kind, long bytes, String op, String d) {
-        allocAttempts++;
-        if (failAt.remove(allocAttempts)) {
-            throw err(CudaError.OUT_OF_MEMORY, op, d + ": injected by SimControls.failAllocation (device allocation #"
-                    + allocAttempts + "); free " + memory.free() + " of " + memory.capacity() + " bytes");
-        }
-        if (bytes < 0 || !memory.fits(bytes)) {
-            throw err(CudaError.OUT_OF_MEMORY, op, d + (bytes < 0 ? " (as size_t " + Long.toUnsignedString(bytes) + ")" : "")
-                    + ": exceeds free device memory: free " + memory.free() + " of " + memory.capacity() + " bytes");
-        }
-        Alloc a = memory.allocate(kind, bytes);
-        if (a == null) {
-            throw err(CudaError.OUT_OF_MEMORY, op, d + ": the JVM could not get " + bytes
-                    + " bytes of native memory to back it (lower sim.capacity or raise the process's memory)");
-        }
-        return a.base;
     }
 
     @Override
     public void memFree(long ptr) {
         String op = "cuMemFree_v2";
-        lock.lock();
-        try {
-            enter(op);
+        try (var _ = enter(op)) {
             rules.checkUnsafe(op, "ptr=" + hex(ptr));
             if (ptr == 0) {
                 return;
             }
-            Alloc a = memory.atBase(ptr);
-            if (a == null || a.kind == Alloc.Kind.PINNED) {
-                throw err(CudaError.INVALID_VALUE, op, "ptr=" + hex(ptr) + ": " + whyNotFreeable(ptr, a));
-            }
+            Alloc a = allocs.freeable(ptr, op);
             // cuMemFree synchronizes: work still using the memory finishes first.
-            drainAll(op, "ptr=" + hex(ptr));
+            latch.runAll(op, "ptr=" + hex(ptr));
             asyncPool.freedNow(ptr, a.size);
             memory.free(a);
-        } finally {
-            lock.unlock();
         }
-    }
-
-    private String whyNotFreeable(long ptr, Alloc pinned) {
-        if (pinned != null) {
-            return "this is page-locked host memory; free it with cuMemFreeHost";
-        }
-        Alloc inside = memory.find(ptr);
-        if (inside != null) {
-            return "an interior pointer " + (ptr - inside.base) + " bytes into " + inside
-                    + "; only its base may be freed (the allocation is untouched)";
-        }
-        Alloc f = memory.findFreed(ptr);
-        if (f != null) {
-            return f.base == ptr ? "a double free of " + f : "points into " + f + ", which was freed";
-        }
-        return "not a pointer returned by cuMemAlloc or cuMemAllocManaged";
     }
 
     @Override
     public MemInfo memGetInfo() {
-        lock.lock();
-        try {
-            enter("cuMemGetInfo_v2");
+        try (var _ = enter("cuMemGetInfo_v2")) {
             return new MemInfo(memory.free(), memory.capacity());
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -722,10 +282,8 @@ public final class SimDevice implements Driver {
     public long memAllocAsync(long bytes, long stream) {
         String op = "cuMemAllocAsync";
         String d = "bytes=" + bytes + ", stream=" + hex(stream);
-        lock.lock();
-        try {
-            enter(op);
-            SimStream s = stream(stream, op);
+        try (var _ = enter(op)) {
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
             if (s.capture != null) {
                 throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, d + ": the simulator does not capture allocation nodes");
@@ -733,18 +291,7 @@ public final class SimDevice implements Driver {
             if (bytes == 0) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": an allocation needs at least one byte");
             }
-            long take = asyncPool.draw(bytes);
-            long p;
-            try {
-                p = allocate(Alloc.Kind.DEVICE, bytes, op, d);
-            } catch (RuntimeException e) {
-                asyncPool.undraw(take);
-                throw e;
-            }
-            asyncPool.allocated(p, bytes);
-            return p;
-        } finally {
-            lock.unlock();
+            return asyncPool.allocate(bytes, () -> allocs.allocate(Alloc.Kind.DEVICE, bytes, controls.allocationAttempt(), op, d));
         }
     }
 
@@ -753,73 +300,36 @@ public final class SimDevice implements Driver {
     public void memFreeAsync(long ptr, long stream) {
         String op = "cuMemFreeAsync";
         String d = "ptr=" + hex(ptr) + ", stream=" + hex(stream);
-        lock.lock();
-        try {
-            enter(op);
-            SimStream s = stream(stream, op);
+        try (var _ = enter(op)) {
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
             if (s.capture != null) {
                 throw err(CudaError.STREAM_CAPTURE_UNSUPPORTED, op, d + ": the simulator does not capture free nodes");
             }
-            Alloc a = memory.atBase(ptr);
-            if (a == null || !asyncPool.owns(ptr)) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": not a live allocation of cuMemAllocAsync ("
-                        + whyNotFreeable(ptr, a != null && a.kind == Alloc.Kind.PINNED ? a : null) + ")");
-            }
-            scheduler.enqueue(s, asyncPool.freeAsync(a), null);
-        } finally {
-            lock.unlock();
+            scheduler.enqueue(s, asyncPool.freeAsync(ptr, op, d), null);
         }
     }
 
     @Override
     public void memPoolTrimTo(long minBytesToKeep) {
-        lock.lock();
-        try {
-            enter("cuMemPoolTrimTo");
+        try (var _ = enter("cuMemPoolTrimTo")) {
             asyncPool.trimTo(minBytesToKeep);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public long memPoolGetAttribute(int attr) {
         String op = "cuMemPoolGetAttribute";
-        lock.lock();
-        try {
-            enter(op);
-            return switch (attr) {
-                case MEMPOOL_ATTR_RELEASE_THRESHOLD -> asyncPool.threshold();
-                case MEMPOOL_ATTR_RESERVED_MEM_CURRENT -> asyncPool.reserved();
-                case MEMPOOL_ATTR_USED_MEM_CURRENT -> asyncPool.used();
-                case MEMPOOL_ATTR_RESERVED_MEM_HIGH -> asyncPool.reservedHigh();
-                case MEMPOOL_ATTR_USED_MEM_HIGH -> asyncPool.usedHigh();
-                default -> throw err(CudaError.INVALID_VALUE, op, "attr=" + attr + ": not a 64-bit pool attribute (4 to 8)");
-            };
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            return asyncPool.attribute(attr, op);
         }
     }
 
     @Override
     public void memPoolSetAttribute(int attr, long value) {
         String op = "cuMemPoolSetAttribute";
-        lock.lock();
-        try {
-            enter(op);
-            if (attr == MEMPOOL_ATTR_RELEASE_THRESHOLD) {
-                asyncPool.threshold(value);
-            } else if (attr == MEMPOOL_ATTR_RESERVED_MEM_HIGH && value == 0) {
-                asyncPool.resetReservedHigh();
-            } else if (attr == MEMPOOL_ATTR_USED_MEM_HIGH && value == 0) {
-                asyncPool.resetUsedHigh();
-            } else {
-                throw err(CudaError.INVALID_VALUE, op, "attr=" + attr + ", value=" + value
-                        + ": settable are the release threshold (4) and, to 0, the high-water marks (6, 8)");
-            }
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            asyncPool.setAttribute(attr, value, op);
         }
     }
 
@@ -843,48 +353,9 @@ public final class SimDevice implements Driver {
     @Override
     public String streamOrderViolation(long ptr, long bytes, long stream) {
         String op = "streamOrderViolation";
-        lock.lock();
-        try {
-            enter(op);
-            SimStream t = stream(stream, op);
-            if (scheduler.idle()) {
-                return null;
-            }
-            long hi = ptr + bytes;
-            java.util.Set<Op> before = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-            ArrayDeque<Op> todo = new ArrayDeque<>();
-            if (t.tail() != null) {
-                todo.push(t.tail());
-            }
-            for (SimStream o : scheduler.activeStreams()) {
-                boolean implicit = t.kind == SimStream.Kind.LEGACY ? o != t && o.blocking
-                        : t.blocking && o.kind == SimStream.Kind.LEGACY;
-                if (implicit && o.tail() != null) {
-                    todo.push(o.tail());
-                }
-            }
-            while (!todo.isEmpty()) {
-                Op o = todo.pop();
-                if (o.done || !before.add(o)) {
-                    continue;
-                }
-                if (o.prev != null) {
-                    todo.push(o.prev);
-                }
-                for (Op dep : o.deps) {
-                    todo.push(dep);
-                }
-            }
-            for (SimStream o : scheduler.activeStreams()) {
-                for (Op pendingOp : o.pending) {
-                    if (!pendingOp.done && !before.contains(pendingOp) && pendingOp.work.touches(ptr, hi)) {
-                        return pendingOp.work.describe() + " on " + o;
-                    }
-                }
-            }
-            return null;
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            SimStream t = streams.get(stream, op);
+            return scheduler.unorderedWith(t, ptr, bytes);
         }
     }
 
@@ -892,69 +363,32 @@ public final class SimDevice implements Driver {
     public MemorySegment memHostAlloc(long bytes, int flags) {
         String op = "cuMemHostAlloc";
         String d = "bytes=" + bytes + ", flags=" + flags;
-        lock.lock();
-        try {
-            enter(op);
+        try (var _ = enter(op)) {
             rules.checkUnsafe(op, d);
-            if ((flags & ~7) != 0) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": only PORTABLE (1), DEVICEMAP (2) and WRITECOMBINED (4) are flags");
-            }
-            if (bytes == 0) {
-                return MemorySegment.NULL;
-            }
-            if (bytes < 0) {
-                throw err(CudaError.OUT_OF_MEMORY, op, d + " (as size_t " + Long.toUnsignedString(bytes) + ")");
-            }
-            Alloc a = memory.allocate(Alloc.Kind.PINNED, bytes);
-            if (a == null) {
-                throw err(CudaError.OUT_OF_MEMORY, op, d + ": the JVM could not get that much native memory");
-            }
-            return a.segment;
-        } finally {
-            lock.unlock();
+            return allocs.hostAlloc(bytes, flags, op, d);
         }
     }
 
     @Override
     public void memFreeHost(MemorySegment host) {
         String op = "cuMemFreeHost";
-        lock.lock();
-        try {
-            enter(op);
+        try (var _ = enter(op)) {
             rules.checkUnsafe(op, "host=" + host);
             if (host == null || host.address() == 0) {
                 return;
             }
             String d = "host=" + hex(host.address());
-            Alloc a = host.isNative() ? memory.atBase(host.address()) : null;
-            if (a == null || a.kind != Alloc.Kind.PINNED) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": " + (!host.isNative() ? "a heap segment"
-                        : a != null ? "this is " + a + "; free it with cuMemFree"
-                        : memory.find(host.address()) != null ? "an interior pointer into " + memory.find(host.address())
-                        : "not the base of live page-locked memory from cuMemHostAlloc (already freed, or other memory)"));
-            }
-            drainAll(op, d);
+            Alloc a = allocs.pinnedBase(host, op, d);
+            latch.runAll(op, d);
             memory.free(a);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public long memHostGetDevicePointer(MemorySegment host) {
         String op = "cuMemHostGetDevicePointer_v2";
-        lock.lock();
-        try {
-            enter(op);
-            long addr = host == null || !host.isNative() ? 0 : host.address();
-            Alloc a = addr == 0 ? null : memory.find(addr);
-            if (a == null || a.kind != Alloc.Kind.PINNED) {
-                throw err(CudaError.INVALID_VALUE, op, "host=" + (host == null ? "null" : hex(addr))
-                        + ": not inside page-locked memory from cuMemHostAlloc");
-            }
-            return addr;
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            return allocs.devicePointer(host, op);
         }
     }
 
@@ -965,9 +399,9 @@ public final class SimDevice implements Driver {
         String op = "cuMemcpyHtoD_v2";
         String d = "dst=" + hex(dst) + ", bytes=" + bytes;
         legacyCopy(op, d, bytes, () -> {
-            checkHost(null, src, bytes, op, d, "source");
-            checkDevice(null, dst, bytes, op, d, "destination");
-            drain(op, d, scheduler.enqueue(legacy, new Works.CopyH2D(op, dst, src, bytes), null));
+            copies.checkHost(null, src, bytes, op, d, "source");
+            copies.checkDevice(null, dst, bytes, op, d, "destination");
+            latch.runUntil(op, d, scheduler.enqueue(legacy, new Works.CopyH2D(op, dst, src, bytes), null));
         });
     }
 
@@ -976,9 +410,9 @@ public final class SimDevice implements Driver {
         String op = "cuMemcpyDtoH_v2";
         String d = "src=" + hex(src) + ", bytes=" + bytes;
         legacyCopy(op, d, bytes, () -> {
-            checkHost(null, dst, bytes, op, d, "destination");
-            checkDevice(null, src, bytes, op, d, "source");
-            drain(op, d, scheduler.enqueue(legacy, new Works.CopyD2H(op, dst, src, bytes), null));
+            copies.checkHost(null, dst, bytes, op, d, "destination");
+            copies.checkDevice(null, src, bytes, op, d, "source");
+            latch.runUntil(op, d, scheduler.enqueue(legacy, new Works.CopyD2H(op, dst, src, bytes), null));
         });
     }
 
@@ -987,8 +421,8 @@ public final class SimDevice implements Driver {
         String op = "cuMemcpyDtoD_v2";
         String d = "dst=" + hex(dst) + ", src=" + hex(src) + ", bytes=" + bytes;
         legacyCopy(op, d, bytes, () -> {
-            checkDevice(null, src, bytes, op, d, "source");
-            checkDevice(null, dst, bytes, op, d, "destination");
+            copies.checkDevice(null, src, bytes, op, d, "source");
+            copies.checkDevice(null, dst, bytes, op, d, "destination");
             scheduler.enqueue(legacy, new Works.CopyD2D(op, dst, src, bytes), null);
         });
     }
@@ -997,18 +431,18 @@ public final class SimDevice implements Driver {
     public void memcpyHtoDAsync(long dst, MemorySegment src, long bytes, long stream) {
         String op = "cuMemcpyHtoDAsync_v2";
         streamCopy(op, stream, bytes, s -> {
-            checkHost(s, src, bytes, op, null, "source");
-            checkDevice(s, dst, bytes, op, null, "destination");
+            copies.checkHost(s, src, bytes, op, null, "source");
+            copies.checkDevice(s, dst, bytes, op, null, "destination");
             if (s.capture != null) {
                 // A captured copy reads the host when the graph runs, on whatever thread launches it.
                 rules.checkReadableAnywhere(s, src, op, "dst=" + hex(dst), "source");
                 submit(s, new Works.CopyH2D(op, dst, src, bytes), op, null);
-            } else if (isPinned(src, bytes)) {
+            } else if (copies.isPinned(src, bytes)) {
                 submit(s, new Works.CopyH2D(op, dst, src, bytes), op, null);
             } else {
                 // CUDA stages pageable memory before returning (a later host change does not land)
                 // and the copy completes in stream order, without waiting for the stream.
-                submit(s, new Works.CopyH2D(op, dst, stage(src, bytes), bytes), op, null);
+                submit(s, new Works.CopyH2D(op, dst, copies.stage(src, bytes), bytes), op, null);
             }
         });
     }
@@ -1017,8 +451,8 @@ public final class SimDevice implements Driver {
     public void memcpyDtoHAsync(MemorySegment dst, long src, long bytes, long stream) {
         String op = "cuMemcpyDtoHAsync_v2";
         streamCopy(op, stream, bytes, s -> {
-            checkHost(s, dst, bytes, op, null, "destination");
-            checkDevice(s, src, bytes, op, null, "source");
+            copies.checkHost(s, dst, bytes, op, null, "destination");
+            copies.checkDevice(s, src, bytes, op, null, "source");
             if (s.capture != null) {
                 rules.checkReadableAnywhere(s, dst, op, "src=" + hex(src), "destination");
             }
@@ -1030,8 +464,8 @@ public final class SimDevice implements Driver {
     public void memcpyDtoDAsync(long dst, long src, long bytes, long stream) {
         String op = "cuMemcpyDtoDAsync_v2";
         streamCopy(op, stream, bytes, s -> {
-            checkDevice(s, src, bytes, op, null, "source");
-            checkDevice(s, dst, bytes, op, null, "destination");
+            copies.checkDevice(s, src, bytes, op, null, "source");
+            copies.checkDevice(s, dst, bytes, op, null, "destination");
             submit(s, new Works.CopyD2D(op, dst, src, bytes), op, null);
         });
     }
@@ -1043,15 +477,11 @@ public final class SimDevice implements Driver {
      * operands and enqueues the work.
      */
     private void legacyCopy(String op, String d, long bytes, Runnable body) {
-        lock.lock();
-        try {
-            enter(op);
+        try (var _ = enter(op)) {
             rules.checkLegacyWork(op, d);
-            if (checkCount(null, bytes, op, d)) {
+            if (copies.checkCount(null, bytes, op, d)) {
                 body.run();
             }
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -1061,28 +491,13 @@ public final class SimDevice implements Driver {
      * no-op, anything else goes to {@code body}, which checks the operands and submits the work.
      */
     private void streamCopy(String op, long stream, long bytes, Consumer<SimStream> body) {
-        lock.lock();
-        try {
-            enter(op);
-            SimStream s = stream(stream, op);
+        try (var _ = enter(op)) {
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
-            if (checkCount(s, bytes, op, null)) {
+            if (copies.checkCount(s, bytes, op, null)) {
                 body.accept(s);
             }
-        } finally {
-            lock.unlock();
         }
-    }
-
-
-    /** {@return a copy of {@code bytes} of {@code src}, taken now, as CUDA stages pageable memory} */
-    private static MemorySegment stage(MemorySegment src, long bytes) {
-        MemorySegment copy = bytes <= Integer.MAX_VALUE - 8
-                ? MemorySegment.ofArray(new byte[(int) bytes])
-                // Too large for an array: native memory the garbage collector frees with the work.
-                : Arena.ofAuto().allocate(bytes);
-        MemorySegment.copy(src, 0, copy, 0, bytes);
-        return copy;
     }
 
     /**
@@ -1091,87 +506,59 @@ public final class SimDevice implements Driver {
      * ("src=0x...") names the device side in that wait's errors.
      */
     private void submitHostCopy(SimStream s, Work w, MemorySegment host, long bytes, String op, String device) {
-        boolean pinned = isPinned(host, bytes);
+        boolean pinned = copies.isPinned(host, bytes);
         Op o = submit(s, w, op, null);
         if (o != null && !pinned) {
-            drain(op, device + ", bytes=" + bytes + ", stream=" + s, o);
+            latch.runUntil(op, device + ", bytes=" + bytes + ", stream=" + s, o);
         }
     }
 
     @Override
     public void memcpy2DAsync(long dst, long dstPitch, long src, long srcPitch, long widthBytes, long height, long stream) {
         String op = "cuMemcpy2DAsync_v2";
-        lock.lock();
-        try {
-            enter(op);
-            SimStream s = stream(stream, op);
+        try (var _ = enter(op)) {
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
             String d = "dst=" + hex(dst) + ", dstPitch=" + dstPitch + ", src=" + hex(src) + ", srcPitch=" + srcPitch
                     + ", widthBytes=" + widthBytes + ", height=" + height;
-            if (widthBytes < 0 || height < 0 || dstPitch < 0 || srcPitch < 0) {
-                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": negative size or pitch");
+            Works.Copy2D w = copies.copy2D(s, dst, dstPitch, src, srcPitch, widthBytes, height, op, d);
+            if (w != null) {
+                submit(s, w, op, d);
             }
-            if (widthBytes == 0 || height == 0) {
-                return;
-            }
-            if (srcPitch < widthBytes || dstPitch < widthBytes) {
-                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": each pitch must be at least WidthInBytes");
-            }
-            long srcSpan;
-            long dstSpan;
-            try {
-                srcSpan = Math.addExact(Math.multiplyExact(height - 1, srcPitch), widthBytes);
-                dstSpan = Math.addExact(Math.multiplyExact(height - 1, dstPitch), widthBytes);
-            } catch (ArithmeticException e) {
-                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": the extent overflows");
-            }
-            checkDevice(s, src, srcSpan, op, d, "source");
-            checkDevice(s, dst, dstSpan, op, d, "destination");
-            submit(s, new Works.Copy2D(dst, dstPitch, src, srcPitch, widthBytes, height), op, d);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void memsetD8(long ptr, int value, long bytes) {
         String op = "cuMemsetD8_v2";
-        lock.lock();
-        try {
-            enter(op);
+        try (var _ = enter(op)) {
             String d = "ptr=" + hex(ptr) + ", value=" + value + ", bytes=" + bytes;
             rules.checkLegacyWork(op, d);
             if (value < 0 || value > 255) {
                 throw err(CudaError.INVALID_VALUE, op, d + ": the value must be a byte, 0 to 255");
             }
-            if (!checkCount(null, bytes, op, d)) {
+            if (!copies.checkCount(null, bytes, op, d)) {
                 return;
             }
-            checkDevice(null, ptr, bytes, op, d, "range");
+            copies.checkDevice(null, ptr, bytes, op, d, "range");
             scheduler.enqueue(legacy, new Works.Memset(op, ptr, (byte) value, bytes), null);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void memsetD8Async(long ptr, int value, long bytes, long stream) {
         String op = "cuMemsetD8Async";
-        lock.lock();
-        try {
-            enter(op);
-            SimStream s = stream(stream, op);
+        try (var _ = enter(op)) {
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
             if (value < 0 || value > 255) {
                 throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, "ptr=" + hex(ptr) + ", value=" + value + ": the value must be a byte, 0 to 255");
             }
-            if (!checkCount(s, bytes, op, null)) {
+            if (!copies.checkCount(s, bytes, op, null)) {
                 return;
             }
-            checkDevice(s, ptr, bytes, op, null, "range");
+            copies.checkDevice(s, ptr, bytes, op, null, "range");
             submit(s, new Works.Memset(op, ptr, (byte) value, bytes), op, null);
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -1180,73 +567,41 @@ public final class SimDevice implements Driver {
     @Override
     public long streamCreate(int flags) {
         String op = "cuStreamCreate";
-        lock.lock();
-        try {
-            enter(op);
-            if (flags != 0 && flags != 1) {
-                throw err(CudaError.INVALID_VALUE, op, "flags=" + flags + ": must be 0 or CU_STREAM_NON_BLOCKING (1)");
-            }
-            long h = Ids.handle();
-            streams.put(h, new SimStream(h, SimStream.Kind.USER, flags == 0,
-                    "stream " + hex(h) + (flags == 1 ? " (non-blocking)" : "")));
-            return h;
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            return streams.create(flags, op);
         }
     }
 
     @Override
     public void streamDestroy(long stream) {
         String op = "cuStreamDestroy_v2";
-        lock.lock();
-        try {
-            enter(op);
-            if (stream == 0 || stream == 1 || stream == 2) {
-                throw err(CudaError.INVALID_HANDLE, op, "stream=" + stream + ": "
-                        + (stream == 0 ? "the NULL stream" : "a default stream") + " cannot be destroyed");
-            }
-            SimStream s = streams.remove(stream);
-            if (s == null) {
-                throw err(CudaError.INVALID_HANDLE, op, "stream=" + hex(stream) + ": not a live stream");
-            }
-            s.destroyed = true;
-            if (s.capture != null) {
-                s.capture.invalidate(op);
-            }
-            // Pending work stays queued and runs at the next synchronization that needs it.
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            streams.destroy(stream, op);
         }
     }
 
     @Override
     public void streamSynchronize(long stream) {
         String op = "cuStreamSynchronize";
-        lock.lock();
-        try {
-            enter(op);
-            SimStream s = stream(stream, op);
+        try (var _ = enter(op)) {
+            SimStream s = streams.get(stream, op);
             rules.checkNotCapturing(s, op);
             rules.checkUnsafe(op, "stream=" + s);
             if (s.kind == SimStream.Kind.LEGACY) {
                 rules.checkLegacyWork(op, "stream=" + s);
             }
-            injectedSyncFailure(op, s);
-            drain(op, s, s.tail());
+            latch.surface(controls.takeSyncFailure(), op, s);
+            latch.runUntil(op, s, s.tail());
             engine.advanceTo(s.lastEnd);
             asyncPool.synchronizedHost();
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public boolean streamQuery(long stream) {
         String op = "cuStreamQuery";
-        lock.lock();
-        try {
-            enter(op);
-            SimStream s = stream(stream, op);
+        try (var _ = enter(op)) {
+            SimStream s = streams.get(stream, op);
             rules.checkNotCapturing(s, op);
             rules.checkUnsafe(op, "stream=" + s);
             if (s.kind == SimStream.Kind.LEGACY) {
@@ -1261,57 +616,36 @@ public final class SimDevice implements Driver {
                 engine.advanceTo(s.lastEnd);
                 return false;
             }
-            step(op, s, t);
+            latch.step(op, s, t);
             return false;
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void ctxSynchronize() {
         String op = "cuCtxSynchronize";
-        lock.lock();
-        try {
-            enter(op);
+        try (var _ = enter(op)) {
             rules.checkContextSync(op);
-            injectedSyncFailure(op, "the context");
-            drainAll(op, "");
+            latch.surface(controls.takeSyncFailure(), op, "the context");
+            latch.runAll(op, "");
             asyncPool.synchronizedHost();
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public long eventCreate(int flags) {
         String op = "cuEventCreate";
-        lock.lock();
-        try {
-            enter(op);
-            if ((flags & ~7) != 0) {
-                throw err(CudaError.INVALID_VALUE, op, "flags=" + flags
-                        + ": only BLOCKING_SYNC (1), DISABLE_TIMING (2) and INTERPROCESS (4) are flags");
-            }
-            if ((flags & SimEvent.INTERPROCESS) != 0 && (flags & SimEvent.DISABLE_TIMING) == 0) {
-                throw err(CudaError.INVALID_VALUE, op, "flags=" + flags + ": INTERPROCESS (4) requires DISABLE_TIMING (2)");
-            }
-            long h = Ids.handle();
-            events.put(h, new SimEvent(h, flags));
-            return h;
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            return events.create(flags, op);
         }
     }
 
     @Override
     public void eventRecord(long event, long stream) {
         String op = "cuEventRecord";
-        lock.lock();
-        try {
-            enter(op);
-            SimEvent ev = event(event, op);
-            SimStream s = stream(stream, op);
+        try (var _ = enter(op)) {
+            SimEvent ev = events.get(event, op);
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
             if (rules.record(ev, s)) {
                 return;
@@ -1322,19 +656,15 @@ public final class SimDevice implements Driver {
             ev.capturedIn = null;
             ev.capturedTails = null;
             ev.op = scheduler.enqueue(s, new Works.Marker(op + "(" + ev + ") on " + s), null);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void streamWaitEvent(long stream, long event, int flags) {
         String op = "cuStreamWaitEvent";
-        lock.lock();
-        try {
-            enter(op);
-            SimStream s = stream(stream, op);
-            SimEvent ev = event(event, op);
+        try (var _ = enter(op)) {
+            SimStream s = streams.get(stream, op);
+            SimEvent ev = events.get(event, op);
             String d = s + " waits for " + ev + ", flags=" + flags;
             if (flags != 0 && flags != 1) {
                 throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, d + ": flags must be 0 or CU_EVENT_WAIT_EXTERNAL (1)");
@@ -1353,38 +683,30 @@ public final class SimDevice implements Driver {
             }
             // Pending, or executed but still running on the virtual clock: the stream waits for its end.
             scheduler.enqueue(s, new Works.Marker(op + "(" + s + ", " + ev + ")"), ev.op);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void eventSynchronize(long event) {
         String op = "cuEventSynchronize";
-        lock.lock();
-        try {
-            enter(op);
-            SimEvent ev = event(event, op);
+        try (var _ = enter(op)) {
+            SimEvent ev = events.get(event, op);
             rules.checkNotCaptured(ev, op);
             rules.checkUnsafe(op, ev.toString());
-            injectedSyncFailure(op, ev);
-            drain(op, ev, ev.op);
+            latch.surface(controls.takeSyncFailure(), op, ev);
+            latch.runUntil(op, ev, ev.op);
             if (ev.op != null) {
                 engine.advanceTo(ev.op.end);
             }
             asyncPool.synchronizedHost();
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public boolean eventQuery(long event) {
         String op = "cuEventQuery";
-        lock.lock();
-        try {
-            enter(op);
-            SimEvent ev = event(event, op);
+        try (var _ = enter(op)) {
+            SimEvent ev = events.get(event, op);
             rules.checkNotCaptured(ev, op);
             rules.checkUnsafe(op, ev.toString());
             if (ev.op == null || ev.op.completeAt(engine.now)) {
@@ -1394,54 +716,24 @@ public final class SimDevice implements Driver {
                 engine.advanceTo(ev.op.end);
                 return false;
             }
-            step(op, ev, ev.op);
+            latch.step(op, ev, ev.op);
             return false;
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public float eventElapsedTime(long start, long end) {
         String op = "cuEventElapsedTime";
-        lock.lock();
-        try {
-            enter(op);
-            SimEvent a = event(start, op);
-            SimEvent b = event(end, op);
-            for (SimEvent ev : new SimEvent[] {a, b}) {
-                if ((ev.flags & SimEvent.DISABLE_TIMING) != 0) {
-                    throw err(CudaError.INVALID_HANDLE, op, ev + " was created with DISABLE_TIMING");
-                }
-                rules.checkNotCaptured(ev, op);
-                if (ev.op == null) {
-                    throw err(CudaError.INVALID_HANDLE, op, ev + " has never been recorded");
-                }
-            }
-            for (SimEvent ev : new SimEvent[] {a, b}) {
-                if (!ev.op.completeAt(engine.now)) {
-                    throw err(CudaError.NOT_READY, op, ev + " has not completed at virtual time " + engine.now
-                            + " ns; synchronize it first");
-                }
-            }
-            // Virtual time: what the twins between the two records declared.
-            return (float) ((b.op.end - a.op.end) / 1e6);
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            return events.elapsedMillis(start, end, engine.now, rules, op);
         }
     }
 
     @Override
     public void eventDestroy(long event) {
         String op = "cuEventDestroy_v2";
-        lock.lock();
-        try {
-            enter(op);
-            if (events.remove(event) == null) {
-                throw err(CudaError.INVALID_HANDLE, op, "event=" + hex(event) + ": not a live event");
-            }
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            events.destroy(event, op);
         }
     }
 
@@ -1455,88 +747,43 @@ public final class SimDevice implements Driver {
     @Override
     public void streamBeginCapture(long stream, int mode) {
         String op = "cuStreamBeginCapture_v2";
-        lock.lock();
-        try {
-            enter(op);
-            SimStream s = stream(stream, op);
+        try (var _ = enter(op)) {
+            SimStream s = streams.get(stream, op);
             rules.begin(s, mode, op);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public long streamEndCapture(long stream) {
         String op = "cuStreamEndCapture";
-        lock.lock();
-        try {
-            enter(op);
-            SimStream s = stream(stream, op);
-            List<Works.Node> captured = rules.end(s, op);
-            long g = Ids.handle();
-            graphs.put(g, captured);
-            long[] ids = new long[captured.size()];
-            for (int i = 0; i < ids.length; i++) {
-                ids[i] = Ids.handle();
-                nodes.put(ids[i], new long[] {g, i});
-            }
-            graphNodes.put(g, ids);
-            return g;
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            return graphs.add(rules.end(streams.get(stream, op), op));
         }
     }
-
 
     @Override
     public int streamIsCapturing(long stream) {
         String op = "cuStreamIsCapturing";
-        lock.lock();
-        try {
-            enter(op);
-            SimStream s = stream(stream, op);
+        try (var _ = enter(op)) {
+            SimStream s = streams.get(stream, op);
             return rules.status(s, op);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public long graphInstantiate(long graph) {
         String op = "cuGraphInstantiateWithFlags";
-        lock.lock();
-        try {
-            enter(op);
-            List<Works.Node> nodes = graphs.get(graph);
-            if (nodes == null) {
-                throw err(CudaError.INVALID_VALUE, op, "graph=" + hex(graph) + ": not a live graph");
-            }
-            long x = Ids.handle();
-            Alloc.Kind[] kinds = new Alloc.Kind[nodes.size()];
-            for (int i = 0; i < kinds.length; i++) {
-                if (nodes.get(i).work() instanceof Works.Memset m) {
-                    Alloc a = memory.find(m.ptr());
-                    kinds[i] = a == null ? null : a.kind;
-                }
-            }
-            execs.put(x, new SimExec(graph, new Works.GraphRun(nodes, "graph exec " + hex(x)), kinds));
-            return x;
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            return graphs.instantiate(graph, op);
         }
     }
 
     @Override
     public void graphLaunch(long exec, long stream) {
         String op = "cuGraphLaunch";
-        lock.lock();
-        try {
-            enter(op);
-            SimExec x = execs.get(exec);
-            if (x == null) {
-                throw err(CudaError.INVALID_VALUE, op, "exec=" + hex(exec) + ": not a live executable graph");
-            }
-            SimStream s = stream(stream, op);
+        try (var _ = enter(op)) {
+            SimExec x = graphs.exec(exec, op, "exec=");
+            SimStream s = streams.get(stream, op);
             if (s.capture != null && s.capture.invalidated) {
                 // The H200 answers a graph launch into an invalidated capture with 900, not the 901
                 // of every other enqueue.
@@ -1551,289 +798,79 @@ public final class SimDevice implements Driver {
                 rules.checkLegacyWork(op, "exec=" + hex(exec));
             }
             x.lastLaunch = scheduler.enqueue(s, x.run, x.lastLaunch);
-        } finally {
-            lock.unlock();
         }
     }
 
     @Override
     public void graphExecDestroy(long exec) {
         String op = "cuGraphExecDestroy";
-        lock.lock();
-        try {
-            enter(op);
-            if (execs.remove(exec) == null) {
-                throw err(CudaError.INVALID_VALUE, op, "exec=" + hex(exec) + ": not a live executable graph");
-            }
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            graphs.destroyExec(exec, op);
         }
     }
 
     @Override
     public void graphDestroy(long graph) {
         String op = "cuGraphDestroy";
-        lock.lock();
-        try {
-            enter(op);
-            if (graphs.remove(graph) == null) {
-                throw err(CudaError.INVALID_VALUE, op, "graph=" + hex(graph) + ": not a live graph");
-            }
-            for (long n : graphNodes.remove(graph)) {
-                nodes.remove(n);
-            }
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            graphs.destroy(graph, op);
         }
     }
 
     @Override
     public long[] graphGetNodes(long graph) {
         String op = "cuGraphGetNodes";
-        lock.lock();
-        try {
-            enter(op);
-            long[] ids = graphNodes.get(graph);
-            if (ids == null) {
-                throw err(CudaError.INVALID_VALUE, op, "hGraph=" + hex(graph) + ": not a live graph");
-            }
-            return ids.clone();
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            return graphs.nodes(graph, op);
         }
     }
 
     @Override
     public long[][] graphGetEdges(long graph) {
         String op = "cuGraphGetEdges_v2";
-        lock.lock();
-        try {
-            enter(op);
-            List<Works.Node> g = graphs.get(graph);
-            if (g == null) {
-                throw err(CudaError.INVALID_VALUE, op, "hGraph=" + hex(graph) + ": not a live graph");
-            }
-            long[] ids = graphNodes.get(graph);
-            int n = 0;
-            for (Works.Node node : g) {
-                n += node.deps().length;
-            }
-            long[] from = new long[n];
-            long[] to = new long[n];
-            int k = 0;
-            for (int i = 0; i < g.size(); i++) {
-                for (int dep : g.get(i).deps()) {
-                    from[k] = ids[dep];
-                    to[k++] = ids[i];
-                }
-            }
-            return new long[][] {from, to};
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            return graphs.edges(graph, op);
         }
     }
 
     @Override
     public int graphNodeType(long node) {
         String op = "cuGraphNodeGetType";
-        lock.lock();
-        try {
-            enter(op);
-            long[] ref = node(node, op);
-            return Works.GraphRun.nodeType(graphs.get(ref[0]).get((int) ref[1]).work());
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            return graphs.nodeType(node, op);
         }
     }
 
     @Override
     public void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
         String op = "cuGraphExecKernelNodeSetParams_v2";
-        lock.lock();
-        try {
-            enter(op);
-            SimExec x = execs.get(exec);
-            if (x == null) {
-                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
-            }
-            long[] ref = node(node, op);
-            String d = "hGraphExec=" + hex(exec) + ", hNode=" + hex(node);
-            // CUDA: the node must be one of the graph the exec was instantiated from.
-            if (ref[0] != x.graph) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": the node belongs to graph " + hex(ref[0])
-                        + ", not to graph " + hex(x.graph) + " the exec was instantiated from");
-            }
-            int i = (int) ref[1];
-            Work old = x.run.work(i);
-            if (!(old instanceof Works.Kernel)) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": not a kernel node (" + old.describe() + ")");
-            }
-            // A function of another context (another runtime's) is not in this table: the owning
-            // context of a kernel node's function cannot change.
-            SimFunction f = func == 0 ? null : functions.get(func);
-            if (f == null || !f.module.loaded) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": func=" + hex(func)
-                        + (f == null ? " is not a live function of this context" : ": its module was unloaded"));
-            }
-            x.run = x.run.with(i, kernelWork(f, config, args, op, null));
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            graphs.setKernel(exec, node, func, modules.find(func), f -> modules.kernelWork(f, config, args, extents, op, null), op);
         }
     }
 
     @Override
     public void graphExecMemsetNodeSetParams(long exec, long node, long ptr, int value, long bytes) {
         String op = "cuGraphExecMemsetNodeSetParams";
-        lock.lock();
-        try {
-            enter(op);
-            SimExec x = execs.get(exec);
-            if (x == null) {
-                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
-            }
-            long[] ref = node(node, op);
-            String d = "hGraphExec=" + hex(exec) + ", hNode=" + hex(node) + ", dst=" + hex(ptr) + ", bytes=" + bytes;
-            if (ref[0] != x.graph) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": the node belongs to graph " + hex(ref[0])
-                        + ", not to graph " + hex(x.graph) + " the exec was instantiated from");
-            }
-            int i = (int) ref[1];
-            if (!(x.run.work(i) instanceof Works.Memset old)) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": not a memset node (" + x.run.work(i).describe() + ")");
-            }
-            // CUDA: zero-sized operations are not supported; the new destination must be the same
-            // kind of allocation, of the same context, as the original; a changed size may be
-            // refused (the simulator always refuses it, the strictest reading).
-            if (bytes <= 0) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": zero-sized (or negative) memset nodes are not supported");
-            }
-            if (bytes != old.bytes()) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": the width changed (" + old.bytes() + " -> " + bytes
-                        + " bytes); only the destination and the value of a memset node may change");
-            }
-            Alloc to = memory.find(ptr, bytes);
-            if (to == null) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": the destination " + memory.explain(ptr, bytes));
-            }
-            Alloc.Kind was = x.memsetKinds[i];
-            if (was != null && was != to.kind) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": the destination is " + to.kind.label + " memory where the node's was "
-                        + was.label + " memory at instantiation; it must be the same kind of allocation");
-            }
-            x.run = x.run.with(i, new Works.Memset(old.op(), ptr, (byte) value, bytes));
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            graphs.setMemset(exec, node, ptr, value, bytes, op);
         }
     }
 
     @Override
     public void graphExecCopyNodeSetParams(long exec, long node, long src, long dst, long bytes) {
         String op = "cuGraphExecMemcpyNodeSetParams";
-        lock.lock();
-        try {
-            enter(op);
-            SimExec x = execs.get(exec);
-            if (x == null) {
-                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
-            }
-            long[] ref = node(node, op);
-            String d = "hGraphExec=" + hex(exec) + ", hNode=" + hex(node) + ", src=" + hex(src) + ", dst=" + hex(dst)
-                    + ", bytes=" + bytes;
-            if (ref[0] != x.graph) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": the node belongs to graph " + hex(ref[0])
-                        + ", not to graph " + hex(x.graph) + " the exec was instantiated from");
-            }
-            int i = (int) ref[1];
-            // CUDA: a copy's memory types cannot change; here a node's type is its direction.
-            if (!(x.run.work(i) instanceof Works.CopyD2D old)) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": not a device-to-device memcpy node (" + x.run.work(i).describe() + ")");
-            }
-            if (bytes <= 0) {
-                throw err(CudaError.INVALID_VALUE, op, d + ": zero-sized (or negative) memcpy nodes are not supported");
-            }
-            checkDevice(null, src, bytes, op, d, "source");
-            checkDevice(null, dst, bytes, op, d, "destination");
-            x.run = x.run.with(i, new Works.CopyD2D(old.op(), dst, src, bytes));
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            graphs.setCopy(exec, node, src, dst, bytes, op);
         }
     }
 
     @Override
     public int graphExecUpdate(long exec, long graph) {
         String op = "cuGraphExecUpdate_v2";
-        lock.lock();
-        try {
-            enter(op);
-            SimExec x = execs.get(exec);
-            List<Works.Node> to = graphs.get(graph);
-            if (x == null) {
-                throw err(CudaError.INVALID_VALUE, op, "hGraphExec=" + hex(exec) + ": not a live executable graph");
-            }
-            if (to == null) {
-                throw err(CudaError.INVALID_VALUE, op, "hGraph=" + hex(graph) + ": not a live graph");
-            }
-            int n = x.run.size();
-            if (to.size() != n) {
-                return Driver.UPDATE_TOPOLOGY_CHANGED;
-            }
-            // Nodes pair by index (capture order) and must have the same dependencies.
-            for (int i = 0; i < n; i++) {
-                if (!Arrays.equals(x.run.deps(i), to.get(i).deps())) {
-                    return Driver.UPDATE_TOPOLOGY_CHANGED;
-                }
-            }
-            for (int i = 0; i < n; i++) {
-                Work was = x.run.work(i);
-                Work now = to.get(i).work();
-                if (Works.GraphRun.nodeType(was) != Works.GraphRun.nodeType(now)) {
-                    return Driver.UPDATE_NODE_TYPE_CHANGED;
-                }
-                int r = updatable(x, i, was, now);
-                if (r != Driver.UPDATE_SUCCESS) {
-                    return r;
-                }
-            }
-            Works.GraphRun run = x.run;
-            for (int i = 0; i < n; i++) {
-                run = run.with(i, to.get(i).work());
-            }
-            x.run = run;
-            return Driver.UPDATE_SUCCESS;
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            return graphs.update(exec, graph, op);
         }
-    }
-
-    /** CUDA's per-node rules of {@code cuGraphExecUpdate}: {@return a {@code CUgraphExecUpdateResult}} */
-    private int updatable(SimExec x, int i, Work was, Work now) {
-        return switch (now) {
-            // A captured kernel's function is one of this context; CUDA 11.2+ allows another function.
-            case Works.Kernel k -> Driver.UPDATE_SUCCESS;
-            case Works.Memset m -> {
-                Alloc a = memory.find(m.ptr());
-                Alloc.Kind kind = x.memsetKinds[i];
-                yield a == null || (kind != null && a.kind != kind) ? Driver.UPDATE_PARAMETERS_CHANGED : Driver.UPDATE_SUCCESS;
-            }
-            // A copy may not change its memory types (host/device): the direction is its type here.
-            case Works.CopyD2D c -> was instanceof Works.CopyD2D ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
-            case Works.CopyH2D c -> was instanceof Works.CopyH2D ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
-            case Works.CopyD2H c -> was instanceof Works.CopyD2H ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
-            // 2D copies: only addresses may change.
-            case Works.Copy2D c -> was instanceof Works.Copy2D w && w.width() == c.width() && w.height() == c.height()
-                    && w.dstPitch() == c.dstPitch() && w.srcPitch() == c.srcPitch()
-                    ? Driver.UPDATE_SUCCESS : Driver.UPDATE_PARAMETERS_CHANGED;
-            // Child graphs are not paired node by node here: the simulator refuses to update them.
-            default -> now instanceof Works.Marker ? Driver.UPDATE_SUCCESS : Driver.UPDATE_NOT_SUPPORTED;
-        };
-    }
-
-    private long[] node(long node, String op) {
-        long[] ref = nodes.get(node);
-        if (ref == null) {
-            throw err(CudaError.INVALID_VALUE, op, "hNode=" + hex(node) + ": not a node of a live graph");
-        }
-        return ref;
     }
 
     // ---- modules and launches -------------------------------------------------------------------
@@ -1841,187 +878,44 @@ public final class SimDevice implements Driver {
     @Override
     public long moduleLoadData(String name, byte[] image) {
         String op = "cuModuleLoadData";
-        lock.lock();
-        try {
-            enter(op);
-            if (name == null || name.isEmpty() || name.contains("::")) {
-                throw err(CudaError.INVALID_VALUE, op, "name=" + name + ": a module needs a non-empty name without '::'");
-            }
-            ModuleImage img = ModuleImage.parse(name, image);
-            long h = Ids.handle();
-            modules.put(h, new SimModule(h, name, img.kind(), img.entries(), img.params()));
-            return h;
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            return modules.load(name, image, op);
         }
     }
 
     @Override
     public void moduleUnload(long module) {
         String op = "cuModuleUnload";
-        lock.lock();
-        try {
-            enter(op);
-            SimModule m = modules.remove(module);
-            if (m == null) {
-                throw err(CudaError.INVALID_HANDLE, op, "module=" + hex(module) + ": not a loaded module");
-            }
-            m.loaded = false;
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            modules.unload(module, op);
         }
     }
 
     @Override
     public long moduleGetFunction(long module, String func) {
         String op = "cuModuleGetFunction";
-        lock.lock();
-        try {
-            enter(op);
-            SimModule m = modules.get(module);
-            if (m == null) {
-                throw err(CudaError.INVALID_HANDLE, op, "module=" + hex(module) + ", func=" + func
-                        + ": not a loaded module (never loaded, or unloaded)");
-            }
-            String d = m + ", func=" + func;
-            if (func == null || func.isEmpty()) {
-                // An H200 answers INVALID_VALUE for an empty name, not NOT_FOUND.
-                throw err(CudaError.INVALID_VALUE, op, d + ": the function needs a name");
-            }
-            if (m.entries != null && !m.entries.contains(func)) {
-                throw err(CudaError.NOT_FOUND, op, d + ": the module's PTX has no '.entry " + func + "' (entries: "
-                        + new TreeSet<>(m.entries) + ")");
-            }
-            SimKernel k = func.contains("::") ? null : twin(m.name, func);
-            if (k == null) {
-                throw err(CudaError.NOT_FOUND, op, d + ": no SimKernel is registered for '" + m.name + "::" + func
-                        + "'" + (twins == null ? "" : " in this runtime's " + twins + " nor in SimKernels")
-                        + "; register its Java twin with " + (twins == null ? "SimKernels" : "SimTwins")
-                        + ".register(\"" + m.name + "\", \"" + func + "\", launch -> ...) before looking it up");
-            }
-            SimFunction f = m.functions.get(func);
-            if (f == null) {
-                f = new SimFunction(Ids.handle(), m, func, k);
-                m.functions.put(func, f);
-                functions.put(f.handle, f);
-            } else {
-                f.kernel = k;
-            }
-            return f.handle;
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            return modules.getFunction(module, func, op);
         }
     }
 
     @Override
     public void funcSetMaxDynamicSharedMemory(long func, int bytes) {
         String op = "cuFuncSetAttribute";
-        lock.lock();
-        try {
-            enter(op);
-            SimFunction f = function(func, op, null);
-            if (bytes < 0 || bytes > MAX_SHARED_OPTIN) {
-                throw err(CudaError.INVALID_VALUE, op, f.name + ": MAX_DYNAMIC_SHARED_SIZE_BYTES=" + bytes
-                        + " is outside [0, " + MAX_SHARED_OPTIN + "]");
-            }
-            f.maxDynamicShared = bytes;
-        } finally {
-            lock.unlock();
+        try (var _ = enter(op)) {
+            modules.setMaxDynamicShared(func, bytes, op);
         }
     }
 
     @Override
     public void launchKernel(long func, LaunchConfig config, long stream, KernelArgs args) {
         String op = "cuLaunchKernel";
-        lock.lock();
-        try {
-            enter(op);
-            SimStream s = stream(stream, op);
+        try (var _ = enter(op)) {
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
-            SimFunction f = function(func, op, s);
-            submit(s, kernelWork(f, config, args, op, s), op, f.name);
-        } finally {
-            lock.unlock();
+            SimFunction f = modules.function(func, op, s);
+            submit(s, modules.kernelWork(f, config, args, extents, op, s), op, f.name);
         }
-    }
-
-    /** The checked kernel work of a launch or a kernel node update; {@code s} is the launch's stream, or null. */
-    private Works.Kernel kernelWork(SimFunction f, LaunchConfig config, KernelArgs args, String op, SimStream s) {
-        if (config == null) {
-            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + ": no launch configuration");
-        }
-        String problem = configProblem(config, f.maxDynamicShared);
-        if (problem != null) {
-            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + " " + config + (s == null ? "" : " on " + s) + ": " + problem);
-        }
-        if (args == null || args.isClosed()) {
-            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, f.name + ": kernelParams " + (args == null ? "is null" : "is closed"));
-        }
-        if (f.params != null) {
-            String mismatch = PtxParams.mismatch(f.name, f.params, args);
-            if (mismatch != null) {
-                throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, mismatch);
-            }
-        }
-        int n = args.count();
-        long[] words = new long[n];
-        int[] sizes = new int[n];
-        byte[][] wide = new byte[n][];
-        for (int i = 0; i < n; i++) {
-            sizes[i] = args.size(i);
-            words[i] = args.word(i);
-            if (sizes[i] > 8) {
-                wide[i] = args.getBytes(i);
-            }
-        }
-        return new Works.Kernel(f.name, f.kernel, config.grid(), config.block(), config.sharedMemBytes(),
-                words, wide, sizes, Works.Kernel.reachOf(extents, words));
-    }
-
-    /** {@return the twin of {@code module::func}: this runtime's table first, then the process-wide one} */
-    private SimKernel twin(String module, String func) {
-        if (twins != null) {
-            SimKernel k = twins.lookup(module, func).orElse(null);
-            if (k != null) {
-                return k;
-            }
-        }
-        return SimKernels.lookup(module, func).orElse(null);
-    }
-
-    /** {@return why {@code cuLaunchKernel} rejects the configuration, or {@code null}} */
-    private static String configProblem(LaunchConfig c, int maxShared) {
-        Dim3 b = c.block();
-        Dim3 g = c.grid();
-        if (b.x() <= 0 || b.y() <= 0 || b.z() <= 0) {
-            return "blockDim " + b + " has a dimension below 1";
-        }
-        if (b.x() > MAX_BLOCK_THREADS || b.y() > MAX_BLOCK_THREADS) {
-            return "blockDim " + b + ": x and y must be at most " + MAX_BLOCK_THREADS;
-        }
-        if (b.z() > 64) {
-            return "blockDim.z=" + b.z() + " exceeds 64";
-        }
-        if (b.count() > MAX_BLOCK_THREADS) {
-            return "blockDim " + b + " has " + b.count() + " threads; a block has at most " + MAX_BLOCK_THREADS;
-        }
-        if (g.x() <= 0 || g.y() <= 0 || g.z() <= 0) {
-            return "gridDim " + g + " has a dimension below 1 (or gridDim.x of 2^31 or more)";
-        }
-        if (g.y() > MAX_GRID_YZ || g.z() > MAX_GRID_YZ) {
-            return "gridDim " + g + ": y and z must be at most " + MAX_GRID_YZ;
-        }
-        int smem = c.sharedMemBytes();
-        if (smem < 0) {
-            return "dynamic shared memory " + smem + " is negative";
-        }
-        if (smem > maxShared) {
-            return "dynamic shared memory " + smem + " bytes exceeds the function's limit of " + maxShared + " bytes"
-                    + (maxShared == SimFunction.DEFAULT_MAX_DYNAMIC_SHARED
-                    ? " (opt in with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES), up to " + MAX_SHARED_OPTIN + ")"
-                    : " set with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-        }
-        return null;
     }
 
     @Override
@@ -2029,9 +923,6 @@ public final class SimDevice implements Driver {
         throw err(CudaError.NOT_SUPPORTED, "nvrtcCompileProgram", "program=" + name
                 + ": the simulator cannot compile CUDA C; load PTX or SimKernels.image(module) and register SimKernel twins");
     }
-
-    // ---- faults and teardown ----------------------------------------------------------------------
-
 
     // ---- several devices ------------------------------------------------------------------------
 
@@ -2042,12 +933,7 @@ public final class SimDevice implements Driver {
      * @throws IllegalArgumentException if it is not in [1, {@value SimOptions#MAX_DEVICES}]
      */
     public static int deviceCount(DriverConfig config) {
-        long n = config.getLong(SimOptions.DEVICES, SimOptions.DEFAULT_DEVICES);
-        if (n < 1 || n > SimOptions.MAX_DEVICES) {
-            throw new IllegalArgumentException(DriverConfig.describe(SimOptions.DEVICES) + " = " + n + " must be in [1, "
-                    + SimOptions.MAX_DEVICES + "]");
-        }
-        return (int) n;
+        return SimSettings.deviceCount(config);
     }
 
     /**
@@ -2056,24 +942,7 @@ public final class SimDevice implements Driver {
      * @param config the options: {@code sim.devices}, {@code sim.capacity}
      */
     public static List<metrale.gpu.GpuDevice> devices(DriverConfig config) {
-        int n = deviceCount(config);
-        long capacity = config.getLong(OPT_CAPACITY, DEFAULT_CAPACITY);
-        List<metrale.gpu.GpuDevice> out = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            List<Integer> peers = new ArrayList<>(n - 1);
-            for (int j = 0; j < n; j++) {
-                if (j != i) {
-                    peers.add(j);
-                }
-            }
-            out.add(new metrale.gpu.GpuDevice(i, "sim", "metrale simulator", capacity, 9, 0, pciBusId(i), peers));
-        }
-        return out;
-    }
-
-
-    private static String pciBusId(int ordinal) {
-        return String.format(java.util.Locale.ROOT, "0000:%02x:00.0", ordinal + 1);
+        return SimPeers.devices(config);
     }
 
     @Override
@@ -2081,47 +950,29 @@ public final class SimDevice implements Driver {
         return ordinal;
     }
 
-    /** {@return the peer as a simulated device of this process, else the CUDA error for a context it cannot use} */
-    private SimDevice peer(Driver d, String op) {
-        if (!(d instanceof SimDevice p)) {
-            throw err(CudaError.INVALID_CONTEXT, op, "the peer is a " + d.getClass().getName() + ", not a simulated device");
-        }
-        if (p.process != process) {
-            throw err(CudaError.INVALID_CONTEXT, op, "the peer device " + p.ordinal + " lives in " + p.process
-                    + " and this one in " + process + ": contexts of two processes cannot share memory");
-        }
-        return p;
+    /** {@return this context's peers} */
+    SimPeers peers() {
+        return peers;
     }
 
     @Override
     public boolean canAccessPeer(Driver peer) {
-        SimDevice p = peer(peer, "cuDeviceCanAccessPeer");
-        return p.ordinal != ordinal;
+        return peers.canAccess(peers.peer(peer, "cuDeviceCanAccessPeer").peers);
     }
 
     @Override
     public void enablePeerAccess(Driver peer) {
         String op = "cuCtxEnablePeerAccess";
-        SimDevice p = peer(peer, op);
-        lock.lock();
-        try {
-            enter(op);
-            if (p.ordinal == ordinal) {
-                throw err(CudaError.INVALID_DEVICE, op, "the peer context is on this context's own device " + ordinal);
-            }
-            if (!peersEnabled.add(p)) {
-                throw err(CudaError.PEER_ACCESS_ALREADY_ENABLED, op, "device " + ordinal + " -> device " + p.ordinal);
-            }
-            engine.peers.add(p.memory);
-        } finally {
-            lock.unlock();
+        SimDevice p = peers.peer(peer, op);
+        try (var _ = enter(op)) {
+            peers.enable(p.peers, op);
         }
     }
 
     @Override
     public void memcpyPeer(long dst, Driver dstDriver, long src, long bytes) {
         String op = "cuMemcpyPeer";
-        SimDevice p = peer(dstDriver, op);
+        SimDevice p = peers.peer(dstDriver, op);
         if (bytes < 0) {
             throw err(CudaError.INVALID_VALUE, op, "bytes=" + bytes + " is negative");
         }
@@ -2131,13 +982,13 @@ public final class SimDevice implements Driver {
         if (p != this) {
             p.drainBefore(1, op, "a peer copy");
         }
-        peerCopyNow(op, dst, p, src, bytes);
+        peers.copy(op, dst, p.peers, src, bytes);
     }
 
     @Override
     public void memcpyPeerAsync(long dst, Driver dstDriver, long src, long bytes, long stream) {
         String op = "cuMemcpyPeerAsync";
-        SimDevice p = peer(dstDriver, op);
+        SimDevice p = peers.peer(dstDriver, op);
         if (bytes < 0) {
             throw err(CudaError.INVALID_VALUE, op, "bytes=" + bytes + " is negative");
         }
@@ -2145,7 +996,7 @@ public final class SimDevice implements Driver {
         // then runs at once, which is one of the orders CUDA allows (nothing later on the stream
         // can start before it).
         drainBefore(stream, op, "a peer copy");
-        peerCopyNow(op, dst, p, src, bytes);
+        peers.copy(op, dst, p.peers, src, bytes);
     }
 
     /**
@@ -2153,46 +1004,14 @@ public final class SimDevice implements Driver {
      * kind, the legacy stream's or the blocking streams'), for work the simulator then does at once.
      */
     private void drainBefore(long stream, String op, String what) {
-        lock.lock();
-        try {
-            enter(op);
-            SimStream s = stream(stream, op);
+        try (var _ = enter(op)) {
+            SimStream s = streams.get(stream, op);
             rules.checkInvalidated(s, op);
             if (s.capture != null) {
                 throw CaptureRules.bad(s, CudaError.NOT_SUPPORTED, op, "the simulator cannot capture " + what + " into a graph");
             }
             Op o = submit(s, new Works.Marker(op + " on " + s), op, null);
-            drain(op, s, o);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** Copies between two devices' memories under both locks, taken in serial order. */
-    private void peerCopyNow(String op, long dst, SimDevice p, long src, long bytes) {
-        if (bytes == 0) {
-            return;
-        }
-        SimDevice first = serial <= p.serial ? this : p;
-        SimDevice second = first == this ? p : this;
-        first.lock.lock();
-        try {
-            second.lock.lock();
-            try {
-                enter(op);
-                p.enter(op);
-                String d = "dst=" + hex(dst) + " (device " + p.ordinal + "), src=" + hex(src) + " (device " + ordinal
-                        + "), bytes=" + bytes;
-                checkDevice(null, src, bytes, op, d, "source");
-                p.checkDevice(null, dst, bytes, op, d, "destination");
-                MemorySegment from = memory.rangeOrFault(src, bytes, op);
-                MemorySegment to = p.memory.rangeOrFault(dst, bytes, op);
-                MemorySegment.copy(from, 0, to, 0, bytes);
-            } finally {
-                second.lock.unlock();
-            }
-        } finally {
-            first.lock.unlock();
+            latch.runUntil(op, s, o);
         }
     }
 
@@ -2203,39 +1022,27 @@ public final class SimDevice implements Driver {
             streamWaitEvent(stream, event, 0);
             return;
         }
-        SimDevice p = peer(eventDriver, op);
-        lock.lock();
-        try {
-            enter(op);
-            SimStream s = stream(stream, op);
+        SimDevice p = peers.peer(eventDriver, op);
+        try (var _ = enter(op)) {
+            SimStream s = streams.get(stream, op);
             if (s.capture != null) {
                 throw CaptureRules.bad(s, CudaError.NOT_SUPPORTED, op, "the simulator cannot capture a wait for another device's event");
             }
-        } finally {
-            lock.unlock();
         }
         // The event's work completes before anything later on the stream: here, before the call returns.
         p.eventSynchronize(event);
     }
 
-
     @Override
     public CudaError probe() {
-        lock.lock();
-        try {
-            if (sticky == null && !closed) {
-                adoptProcessFault();
-            }
-            return sticky == null ? CudaError.SUCCESS : sticky;
-        } finally {
-            lock.unlock();
+        try (var _ = lock.hold()) {
+            return latch.probe(!closed);
         }
     }
 
     @Override
     public void close() {
-        lock.lock();
-        try {
+        try (var _ = lock.hold()) {
             if (closed) {
                 return;
             }
@@ -2245,17 +1052,10 @@ public final class SimDevice implements Driver {
             scheduler.discardAll();
             memory.freeAll();
             streams.clear();
-            perThread.clear();
             events.clear();
             modules.clear();
-            functions.clear();
             graphs.clear();
-            graphNodes.clear();
-            nodes.clear();
-            execs.clear();
             rules.clear();
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -2263,15 +1063,15 @@ public final class SimDevice implements Driver {
      * {@return what this device still held when {@link #close()} was first called, one line per kind
      * with its count (device, managed and page-locked allocations, streams, events, modules, graphs,
      * graph execs)} A runtime that released everything before closing its driver leaves it empty;
-     * it is empty before close too.
+     * it is empty before close too. Under the lock.
      */
-    public List<String> liveAtClose() {
-        lock.lock();
-        try {
-            return liveAtClose;
-        } finally {
-            lock.unlock();
-        }
+    List<String> liveAtClose() {
+        return liveAtClose;
+    }
+
+    /** {@return whether {@link #close()} was called} Under the lock. */
+    boolean isClosed() {
+        return closed;
     }
 
     private List<String> describeLive() {
@@ -2283,7 +1083,7 @@ public final class SimDevice implements Driver {
             }
         }
         String[] kinds = {"stream(s)", "event(s)", "module(s)", "graph(s)", "graph exec(s)"};
-        int[] counts = {streams.size(), events.size(), modules.size(), graphs.size(), execs.size()};
+        int[] counts = {streams.count(), events.count(), modules.count(), graphs.graphCount(), graphs.execCount()};
         for (int i = 0; i < kinds.length; i++) {
             if (counts[i] > 0) {
                 out.add(counts[i] + " " + kinds[i]);
@@ -2302,105 +1102,27 @@ public final class SimDevice implements Driver {
         return "0x" + Long.toHexString(v);
     }
 
-    /** Every call starts here: a closed device or a latched sticky fault fails it. */
-    private void enter(String op) {
+    /**
+     * Every call starts here: {@return the lock's token, held} A closed device or a latched sticky
+     * fault fails the call, with the lock released again.
+     */
+    private SimLock.Held enter(String op) {
+        SimLock.Held held = lock.hold();
+        try {
+            check(op);
+        } catch (RuntimeException e) {
+            held.close();
+            throw e;
+        }
+        return held;
+    }
+
+    /** Under the lock: a closed device or a latched sticky fault fails the call. */
+    private void check(String op) {
         if (closed) {
             throw err(CudaError.CONTEXT_IS_DESTROYED, op, "the SimDevice is closed");
         }
-        if (sticky == null) {
-            adoptProcessFault();
-        }
-        if (sticky != null) {
-            throw err(sticky, op, "the context is unusable after a sticky fault (no in-process recovery, as on CUDA: "
-                    + "close this device and open another in a fresh simulated process): " + stickyDetail);
-        }
-    }
-
-    /** A sticky fault of another device in this simulated process poisons this one too. */
-    private void adoptProcessFault() {
-        SimProcess.Fault f = process.fault();
-        if (f != null) {
-            sticky = f.error();
-            stickyDetail = "latched in another simulator runtime of " + process + ": " + f.detail();
-            scheduler.discardAll();
-        }
-    }
-
-    /** Latches {@code error} here and in the simulated process; pending work is dropped, as it will never run. */
-    private void setSticky(CudaError error, String detail) {
-        sticky = error;
-        stickyDetail = detail;
-        process.poison(error, detail);
-        scheduler.discardAll();
-    }
-
-    private SimStream stream(long h, String op) {
-        if (h == 0 || h == 1) {
-            return legacy;
-        }
-        if (h == 2) {
-            return perThread.computeIfAbsent(Thread.currentThread(), t -> new SimStream(2, SimStream.Kind.PER_THREAD, true,
-                    "the per-thread default stream of thread '" + t.getName() + "'"));
-        }
-        SimStream s = streams.get(h);
-        if (s == null) {
-            throw err(CudaError.INVALID_HANDLE, op, "stream=" + hex(h) + ": not a live stream (destroyed, or never created)");
-        }
-        return s;
-    }
-
-    private SimEvent event(long h, String op) {
-        SimEvent e = events.get(h);
-        if (e == null) {
-            throw err(CudaError.INVALID_HANDLE, op, "event=" + hex(h) + ": not a live event (destroyed, or never created)");
-        }
-        return e;
-    }
-
-    private SimFunction function(long h, String op, SimStream s) {
-        SimFunction f = h == 0 ? null : functions.get(h);
-        if (f == null) {
-            throw CaptureRules.bad(s, CudaError.INVALID_HANDLE, op, "func=" + hex(h) + ": "
-                    + (h == 0 ? "NULL" : "not a function from cuModuleGetFunction"));
-        }
-        if (!f.module.loaded) {
-            throw CaptureRules.bad(s, CudaError.INVALID_HANDLE, op, "func=" + f.name + ": its module was unloaded");
-        }
-        return f;
-    }
-
-
-    /** @return {@code false} when {@code bytes} is 0 (a no-op) */
-    private static boolean checkCount(SimStream s, long bytes, String op, String d) {
-        if (bytes < 0) {
-            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, (d == null ? "" : d + ": ") + "bytes=" + bytes + " is negative");
-        }
-        return bytes != 0;
-    }
-
-    private static void checkHost(SimStream s, MemorySegment seg, long bytes, String op, String d, String which) {
-        String why = seg == null ? "is null"
-                : !seg.scope().isAlive() ? "is closed"
-                : seg.byteSize() < bytes ? "has " + seg.byteSize() + " bytes, fewer than " + bytes
-                : null;
-        if (why != null) {
-            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, (d == null ? "bytes=" + bytes : d) + ": the host " + which + " " + why);
-        }
-    }
-
-    private void checkDevice(SimStream s, long ptr, long bytes, String op, String d, String which) {
-        if (memory.find(ptr, bytes) == null) {
-            throw CaptureRules.bad(s, CudaError.INVALID_VALUE, op, (d == null ? "bytes=" + bytes : d) + ": the " + which + " "
-                    + memory.explain(ptr, bytes));
-        }
-    }
-
-    private boolean isPinned(MemorySegment seg, long bytes) {
-        if (!seg.isNative()) {
-            return false;
-        }
-        Alloc a = memory.find(seg.address(), bytes);
-        return a != null && a.kind == Alloc.Kind.PINNED;
+        latch.check(op);
     }
 
     /** Work on a capturing stream is recorded; otherwise enqueued. {@return the operation, or {@code null} when recorded} */
@@ -2413,57 +1135,5 @@ public final class SimDevice implements Driver {
             rules.checkLegacyWork(op, d == null ? w.describe() : d);
         }
         return scheduler.enqueue(s, w, null);
-    }
-
-
-
-
-
-
-    private void injectedSyncFailure(String op, Object what) {
-        if (syncFailure != null) {
-            CudaError e = syncFailure;
-            syncFailure = null;
-            setSticky(e, e + " injected by SimControls.failNextSync and reported by " + op + " of " + what);
-            throw err(e, op, stickyDetail);
-        }
-    }
-
-    /** Waits for {@code target}: runs it and what it depends on, and the clock moves to its end. */
-    private void drain(String op, Object what, Op target) {
-        try {
-            scheduler.runUntil(target);
-        } catch (SimFault f) {
-            throw latch(f, op, what);
-        }
-        if (target != null) {
-            engine.advanceTo(target.end);
-        }
-    }
-
-    /** Waits for the whole device: runs everything, and the clock moves to when the last work ends. */
-    private void drainAll(String op, Object what) {
-        try {
-            scheduler.runAll();
-        } catch (SimFault f) {
-            throw latch(f, op, what);
-        }
-        engine.advanceTo(scheduler.horizon());
-    }
-
-    private void step(String op, Object what, Op target) {
-        try {
-            scheduler.step(target);
-        } catch (SimFault f) {
-            throw latch(f, op, what);
-        }
-    }
-
-    /** Latches a device fault as the sticky error; pending work is dropped, as it will never run. */
-    private GpuException latch(SimFault f, String op, Object what) {
-        setSticky(f.error, f.error + " in " + f.getMessage());
-        String w = String.valueOf(what);
-        return new GpuException(f.error, f.error.code(), op, (w.isEmpty() ? "" : w + ": ") + "device fault: "
-                + f.getMessage(), f);
     }
 }

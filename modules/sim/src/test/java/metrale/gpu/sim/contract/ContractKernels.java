@@ -8,7 +8,7 @@ import metrale.gpu.sim.SimKernels;
 
 /**
  * The simulator's twins of the kernels in {@code contract.cu} (the contract suite's test kernels,
- * shipped in the metrale-gpu test-jar). Each twin does what its CUDA kernel does, thread for
+ * resources of the contract module). Each twin does what its CUDA kernel does, thread for
  * thread; the simulator also checks that each function is an {@code .entry} of the PTX it loads.
  */
 public final class ContractKernels {

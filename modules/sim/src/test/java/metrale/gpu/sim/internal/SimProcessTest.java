@@ -50,7 +50,7 @@ class SimProcessTest {
              SimDevice sibling = new SimDevice(DriverConfig.empty(), p);
              SimDevice elsewhere = new SimDevice(DriverConfig.empty(), SimProcess.fresh())) {
             long q = sibling.memAlloc(64);
-            faulty.failNextSync(CudaError.LAUNCH_FAILED);
+            faulty.simControls().failNextSync(CudaError.LAUNCH_FAILED);
             fails(CudaError.LAUNCH_FAILED, faulty::ctxSynchronize);
             // The sibling learns of it at its next call, as a second CUDA context of the process would.
             assertThat(sibling.probe()).isEqualTo(CudaError.LAUNCH_FAILED);
@@ -71,7 +71,7 @@ class SimProcessTest {
         SimProcess p = SimProcess.fresh();
         try (SimDevice a = new SimDevice(DriverConfig.empty(), p);
              SimDevice b = new SimDevice(DriverConfig.empty(), p)) {
-            a.failNextSync(CudaError.ILLEGAL_ADDRESS);
+            a.simControls().failNextSync(CudaError.ILLEGAL_ADDRESS);
             fails(CudaError.ILLEGAL_ADDRESS, a::ctxSynchronize);
             fails(CudaError.ILLEGAL_ADDRESS, b::ctxSynchronize);
             assertThat(p.fault().error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);

@@ -17,9 +17,9 @@ import java.util.ResourceBundle;
 import java.util.function.Predicate;
 
 /**
- * The tests' {@link System.LoggerFinder}, registered in this test tree's
- * {@code META-INF/services}, which the contract test-jar carries to every module whose tests use
- * it. It keeps the records of the {@code metrale.*} loggers in memory, so a test that makes the
+ * The tests' {@link System.LoggerFinder}, a service of this module ({@code provides} in its
+ * descriptor and {@code META-INF/services} for the class path), so it is the logger finder of every
+ * test run that has the contract module on its path. It keeps the records of the {@code metrale.*} loggers in memory, so a test that makes the
  * runtime warn on purpose (a leak at close, an overwritten red zone, a latched fault) asserts on
  * the record: {@link #mark()} before, {@link #since(int)} after.
  *
@@ -38,7 +38,14 @@ public final class TestLog extends System.LoggerFinder {
     /** Records kept at most; older ones are dropped first. */
     private static final int KEPT = 20_000;
 
-    /** One log record. */
+    /**
+     * One log record.
+     *
+     * @param logger  the logger's name
+     * @param level   the record's level
+     * @param message its message, parameters formatted in
+     * @param thrown  the throwable logged with it, or null
+     */
     public record Entry(String logger, System.Logger.Level level, String message, Throwable thrown) {
         @Override
         public String toString() {

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * The backend-agnostic contract suite: what every metrale-gpu backend must do, as abstract JUnit 5
- * classes and one jqwik property class, shipped in the metrale-gpu test-jar (classifier
- * {@code tests}, automatic module name {@code metrale.gpu.contract}).
+ * classes and one jqwik property class, in module {@code metrale.gpu.contract} (artifact
+ * {@code metrale-gpu-contract}), with the decorator {@link metrale.gpu.contract.CountingDriver},
+ * the tests' logger finder {@link metrale.gpu.contract.TestLog} and the condition
+ * {@link metrale.gpu.contract.RequiresBackend}.
  *
- * <p><b>Running it on a backend.</b> Depend on the test-jar with test scope, and write one small
+ * <p><b>Running it on a backend.</b> Depend on the module with test scope, and write one small
  * subclass per contract class whose name ends in {@code Test} ({@code Properties} for
  * {@link metrale.gpu.contract.OpSequenceProperties}), implementing
  * {@link metrale.gpu.contract.GpuContract#builder()} (for example

@@ -328,7 +328,11 @@ public abstract class KernelContract extends GpuContract {
         gpu.free(p);
     }
 
-    /** Launches from many virtual threads, each with its own arguments, buffer and stream. */
+    /**
+     * Launches from many virtual threads, each with its own arguments, buffer and stream.
+     *
+     * @throws Exception if waiting for a thread the test starts fails
+     */
     @Test
     public void concurrentLaunchesFromVirtualThreads() throws Exception {
         int threads = 12;

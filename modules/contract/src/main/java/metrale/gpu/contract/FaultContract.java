@@ -176,7 +176,11 @@ public abstract class FaultContract extends GpuContract {
         assertThat(driver.callsByMethod()).as("driver calls made by the refused synchronize()").isEqualTo(before);
     }
 
-    /** The fault is latched for every thread, not only the one that saw it. */
+    /**
+     * The fault is latched for every thread, not only the one that saw it.
+     *
+     * @throws Exception if waiting for a thread the test starts fails
+     */
     @Test
     public void otherThreadsSeeTheFaultToo() throws Exception {
         fault(Stream.DEFAULT);

@@ -42,11 +42,11 @@ public abstract class ModuleImageContract extends GpuContract {
     protected ModuleImageContract() {
     }
 
-    /** {@return the sm_90 cubin of {@code contract.cu}, from the test-jar} */
+    /** {@return the sm_90 cubin of {@code contract.cu}, a resource of this module} */
     public static byte[] contractCubin() {
         try (InputStream in = ModuleImageContract.class.getResourceAsStream(CUBIN_RESOURCE)) {
             if (in == null) {
-                throw new IllegalStateException(CUBIN_RESOURCE + " is not on the class path (the metrale-gpu test-jar)");
+                throw new IllegalStateException(CUBIN_RESOURCE + " is missing from the metrale-gpu-contract jar");
             }
             return in.readAllBytes();
         } catch (IOException e) {

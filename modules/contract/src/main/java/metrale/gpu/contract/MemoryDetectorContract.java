@@ -101,7 +101,11 @@ public abstract class MemoryDetectorContract extends GpuContract {
         gpu.destroyStream(s);
     }
 
-    /** A non-blocking stream of another thread: allocated, overflowed and freed there, reported here. */
+    /**
+     * A non-blocking stream of another thread: allocated, overflowed and freed there, reported here.
+     *
+     * @throws Exception if waiting for a thread the test starts fails
+     */
     @Test
     public void nonBlockingOverflowOnAnotherThreadIsFound() throws Exception {
         reopen(b -> b.redZoneBytes(PAD));
@@ -149,6 +153,8 @@ public abstract class MemoryDetectorContract extends GpuContract {
      * Threads allocate, write and free on non-blocking streams of their own at once, through
      * both allocators, with a small quarantine that evicts all the time: only the one overflow is
      * reported, and no free fails.
+     *
+     * @throws Exception if waiting for a thread the test starts fails
      */
     @Test
     public void concurrentFreesScanAndEvictSafely() throws Exception {

@@ -228,11 +228,11 @@ public abstract class GpuContract {
         leakCheck = false;
     }
 
-    /** {@return the PTX of {@code contract.cu}, from the test-jar} */
+    /** {@return the PTX of {@code contract.cu}, a resource of this module} */
     public static byte[] contractPtx() {
         try (InputStream in = GpuContract.class.getResourceAsStream(PTX_RESOURCE)) {
             if (in == null) {
-                throw new IllegalStateException(PTX_RESOURCE + " is not on the class path (the metrale-gpu test-jar)");
+                throw new IllegalStateException(PTX_RESOURCE + " is missing from the metrale-gpu-contract jar");
             }
             return in.readAllBytes();
         } catch (IOException e) {

@@ -75,6 +75,11 @@ public abstract class AdoptionContract extends GpuContract {
         return b;
     }
 
+    /**
+     * Memory another library allocated is refused until adopted; adopted, copies, memsets and
+     * stream work accept it, a range past its end is refused naming it, it is listed as foreign with
+     * its site (and not as a ledger allocation); released, it is refused again.
+     */
     @Test
     public void adoptedMemoryIsAcceptedListedAndRefusedAgainAfterRelease() {
         try (Foreign f = foreign(gpu)) {
@@ -149,6 +154,10 @@ public abstract class AdoptionContract extends GpuContract {
         }
     }
 
+    /**
+     * {@code sweepUnreleased()} frees only the ledger's allocations, and {@code close()} leaves
+     * adopted memory allocated: its owner frees it.
+     */
     @Test
     public void sweepUnreleasedAndCloseNeverFreeAdoptedMemory() {
         Gpu g = open(UnaryOperator.identity());
@@ -174,6 +183,10 @@ public abstract class AdoptionContract extends GpuContract {
         }
     }
 
+    /**
+     * An adoption that overlaps another, or the runtime's own memory, is refused naming what it
+     * overlaps; so are a null, empty or unlabelled range and a release from inside a range.
+     */
     @Test
     public void overlappingAdoptionsAndTheRuntimesOwnMemoryAreRefused() {
         try (Foreign f = foreign(gpu)) {

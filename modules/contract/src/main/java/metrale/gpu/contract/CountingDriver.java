@@ -615,8 +615,8 @@ public final class CountingDriver implements Driver {
     }
 
     /**
-     * The provider of backend {@value CountingDriver#BACKEND}, registered in the test-jar's
-     * {@code META-INF/services}: it opens the backend named by option {@value CountingDriver#INNER}
+     * The provider of backend {@value CountingDriver#BACKEND}, a service of this module
+     * ({@code provides} in its descriptor and {@code META-INF/services} for the class path): it opens the backend named by option {@value CountingDriver#INNER}
      * and wraps its driver. Its priority is the lowest, and it is available only where another
      * backend is, so an automatic choice never lands on it.
      */

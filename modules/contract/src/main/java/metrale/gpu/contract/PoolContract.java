@@ -487,6 +487,8 @@ public abstract class PoolContract extends GpuContract {
      * thread, as {@code cuMemAlloc}/{@code cuMemFree} do (900), the default allocator routed to it
      * included, but leaves the capture valid (the driver's would be invalidated) and the ledger
      * unchanged.
+     *
+     * @throws Exception if waiting for a thread the test starts fails
      */
     @Test
     public void globalCaptureRefusesEveryAllocAndFreeAndStaysValid() throws Exception {
@@ -541,6 +543,8 @@ public abstract class PoolContract extends GpuContract {
     /**
      * Under THREAD_LOCAL only the capturing thread is refused (900, capture valid); under RELAXED
      * nothing is, except an allocation or free on the capturing stream itself.
+     *
+     * @throws Exception if waiting for a thread the test starts fails
      */
     @Test
     public void threadLocalAndRelaxedCapturesRefuseAsTheDriverDoes() throws Exception {

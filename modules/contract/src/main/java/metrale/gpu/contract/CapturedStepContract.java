@@ -392,7 +392,11 @@ public abstract class CapturedStepContract extends GpuContract {
         gpu.destroyStream(s);
     }
 
-    /** Only the running thread's ops are the step's: another thread's launches during a traced run are not in its trace. */
+    /**
+     * Only the running thread's ops are the step's: another thread's launches during a traced run are not in its trace.
+     *
+     * @throws Exception if waiting for a thread the test starts fails
+     */
     @Test
     public void anotherThreadsOpsAreNotPartOfTheStep() throws Exception {
         Stream s = gpu.createStream();

@@ -585,7 +585,11 @@ public abstract class CaptureGraphContract extends GpuContract {
         return out[0];
     }
 
-    /** A GLOBAL capture makes another thread's alloc STREAM_CAPTURE_UNSUPPORTED and invalidates the capture (case 28). */
+    /**
+     * A GLOBAL capture makes another thread's alloc STREAM_CAPTURE_UNSUPPORTED and invalidates the capture (case 28).
+     *
+     * @throws Exception if waiting for a thread the test starts fails
+     */
     @Test
     public void globalCaptureForbidsUnsafeCallsOnOtherThreads() throws Exception {
         Stream s = gpu.createStream();
@@ -602,7 +606,11 @@ public abstract class CaptureGraphContract extends GpuContract {
         assertStillWorks();
     }
 
-    /** A THREAD_LOCAL capture leaves another thread's alloc alone (case 28). */
+    /**
+     * A THREAD_LOCAL capture leaves another thread's alloc alone (case 28).
+     *
+     * @throws Exception if waiting for a thread the test starts fails
+     */
     @Test
     public void threadLocalCaptureAllowsOtherThreadsToAllocate() throws Exception {
         Stream s = gpu.createStream();
@@ -616,7 +624,11 @@ public abstract class CaptureGraphContract extends GpuContract {
         gpu.destroyStream(s);
     }
 
-    /** Another thread ending a THREAD_LOCAL capture is STREAM_CAPTURE_WRONG_THREAD but ends it; ending again is ILLEGAL_STATE (case 28). */
+    /**
+     * Another thread ending a THREAD_LOCAL capture is STREAM_CAPTURE_WRONG_THREAD but ends it; ending again is ILLEGAL_STATE (case 28).
+     *
+     * @throws Exception if waiting for a thread the test starts fails
+     */
     @Test
     public void threadLocalCaptureEndedByAnotherThread() throws Exception {
         Stream s = gpu.createStream();

@@ -441,6 +441,8 @@ public abstract class MemoryContract extends GpuContract {
      * Closing the runtime while another thread allocates and frees: each of that thread's calls
      * either works or, once closed, throws {@link IllegalStateException} (a free of a pointer the
      * close swept may also be INVALID_VALUE); nothing else, and no crash.
+     *
+     * @throws Exception if waiting for a thread the test starts fails
      */
     @Test
     public void closeWhileAnotherThreadAllocates() throws Exception {
@@ -478,7 +480,11 @@ public abstract class MemoryContract extends GpuContract {
         assertThat(unexpected.get()).as("what the worker threw").isNull();
     }
 
-    /** Allocations from many virtual threads get distinct pointers and all reach the ledger. */
+    /**
+     * Allocations from many virtual threads get distinct pointers and all reach the ledger.
+     *
+     * @throws Exception if waiting for a thread the test starts fails
+     */
     @Test
     public void concurrentAllocationsAreAllRecorded() throws Exception {
         int threads = 16;
