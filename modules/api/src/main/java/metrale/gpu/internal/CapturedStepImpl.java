@@ -23,11 +23,12 @@ import metrale.telemetry.TraceEntry;
 
 /**
  * The runtime's {@link CapturedStep}: a small state machine over the public capture and graph
- * calls, the step recorder and the two node calls of {@link GpuRuntime}.
+ * calls of {@link GpuRuntime}, and the step recorder and graph-update calls of its {@link StepPart}.
  */
 final class CapturedStepImpl implements CapturedStep {
 
     private final GpuRuntime rt;
+    private final StepPart steps;
     private final String name;
     private final Region region;
     private final StepOptions options;
@@ -58,8 +59,9 @@ final class CapturedStepImpl implements CapturedStep {
     private long mismatches;
     private String lastDiff;
 
-    CapturedStepImpl(GpuRuntime rt, String name, Region region, StepOptions options) {
+    CapturedStepImpl(GpuRuntime rt, StepPart steps, String name, Region region, StepOptions options) {
         this.rt = rt;
+        this.steps = steps;
         this.name = name;
         this.region = region;
         this.options = options;
@@ -129,7 +131,7 @@ final class CapturedStepImpl implements CapturedStep {
             throw new IllegalArgumentException("captured step '" + name + "': update(" + op + "): op " + op + " is a "
                     + e.kind().label() + ", not a kernel launch");
         }
-        rt.setKernelNode(graph, nodes[op], e.func(), config, args);
+        steps.setKernelNode(graph, nodes[op], e.func(), config, args);
         held[op] = kernelEntry(e.func(), config, args.words());
         updates++;
     }
@@ -160,7 +162,7 @@ final class CapturedStepImpl implements CapturedStep {
             return;
         }
         phase = Phase.CLOSED;
-        rt.resources().gone(this);
+        steps.gone(this);
         dropGraph();
         if (scratch != null) {
             scratch.close();
@@ -177,11 +179,11 @@ final class CapturedStepImpl implements CapturedStep {
 
     private StepRecorder eager(Stream stream) {
         StepRecorder rec = new StepRecorder();
-        StepRecorder outer = rt.beginStepTrace(rec);
+        StepRecorder outer = steps.beginTrace(rec);
         try {
             region.enqueue(rt, stream);
         } finally {
-            rt.endStepTrace(outer);
+            steps.endTrace(outer);
         }
         eagerRunCount++;
         return rec;
@@ -190,11 +192,11 @@ final class CapturedStepImpl implements CapturedStep {
     private void capture(Stream stream) {
         StepRecorder rec = new StepRecorder();
         rt.beginCapture(stream, options.captureMode());
-        StepRecorder outer = rt.beginStepTrace(rec);
+        StepRecorder outer = steps.beginTrace(rec);
         try {
             region.enqueue(rt, stream);
         } catch (RuntimeException | Error e) {
-            rt.endStepTrace(outer);
+            steps.endTrace(outer);
             try {
                 rt.abortCaptureIfActive(stream);
             } catch (RuntimeException suppressed) {
@@ -202,12 +204,12 @@ final class CapturedStepImpl implements CapturedStep {
             }
             throw e;
         }
-        rt.endStepTrace(outer);
+        steps.endTrace(outer);
         GraphHandle old = graph;
         int[] result = new int[1];
         GraphHandle g;
         try {
-            g = rt.endCaptureInto(stream, old, result);
+            g = steps.endCaptureInto(stream, old, result);
         } catch (RuntimeException | Error e) {
             dropGraph();
             throw e;
@@ -285,13 +287,13 @@ final class CapturedStepImpl implements CapturedStep {
                         continue;
                     }
                     if (c.kind() == OpKind.MEMSET) {
-                        rt.setMemsetNode(graph, nodes[i], c.arg(0), (int) c.arg(1), c.arg(2));
+                        steps.setMemsetNode(graph, nodes[i], c.arg(0), (int) c.arg(1), c.arg(2));
                     } else if (c.kind() == OpKind.D2D) {
-                        rt.setCopyNode(graph, nodes[i], c.arg(0), c.arg(1), c.arg(2));
+                        steps.setCopyNode(graph, nodes[i], c.arg(0), c.arg(1), c.arg(2));
                     } else {
                         LaunchConfig cfg = new LaunchConfig(Dim3.of(c.gridX(), c.gridY(), c.gridZ()),
                                 Dim3.of(c.blockX(), c.blockY(), c.blockZ()), c.sharedMemBytes());
-                        rt.setKernelNode(graph, nodes[i], c.func(), cfg, rec.args.get(i).fill(scratch()));
+                        steps.setKernelNode(graph, nodes[i], c.func(), cfg, rec.args.get(i).fill(scratch()));
                     }
                     held[i] = c;
                     k++;
@@ -345,11 +347,11 @@ final class CapturedStepImpl implements CapturedStep {
     /** {@return the allocations {@code ops} name, saved; {@code null} when the check cannot run} */
     private Saved save(TraceEntry[] ops) {
         boolean[] unsaveable = new boolean[1];
-        long[][] ranges = rt.stepBuffers(words(ops), unsaveable);
+        long[][] ranges = steps.stepBuffers(words(ops), unsaveable);
         if (unsaveable[0] || ranges.length == 0) {
             return null;
         }
-        return new Saved(ranges, rt.stepRead(ranges));
+        return new Saved(ranges, steps.stepRead(ranges));
     }
 
     /**
@@ -361,15 +363,15 @@ final class CapturedStepImpl implements CapturedStep {
      */
     private String checkReplay(Saved before, StepRecorder rec, Stream stream) {
         boolean[] unsaveable = new boolean[1];
-        long[][] now = rt.stepBuffers(words(rec.entries.toArray(new TraceEntry[0])), unsaveable);
+        long[][] now = steps.stepBuffers(words(rec.entries.toArray(new TraceEntry[0])), unsaveable);
         if (unsaveable[0] || !covered(before.ranges(), now)) {
             return null;
         }
-        byte[][] eagerLeft = rt.stepRead(before.ranges());
-        rt.stepWrite(before.ranges(), before.bytes());
-        rt.stepReplay(graph, stream);
-        byte[][] replayLeft = rt.stepRead(before.ranges());
-        rt.stepWrite(before.ranges(), eagerLeft);
+        byte[][] eagerLeft = steps.stepRead(before.ranges());
+        steps.stepWrite(before.ranges(), before.bytes());
+        steps.stepReplay(graph, stream);
+        byte[][] replayLeft = steps.stepRead(before.ranges());
+        steps.stepWrite(before.ranges(), eagerLeft);
         for (int b = 0; b < before.ranges().length; b++) {
             int at = Arrays.mismatch(eagerLeft[b], replayLeft[b]);
             if (at >= 0) {
@@ -425,7 +427,7 @@ final class CapturedStepImpl implements CapturedStep {
         noInPlace = null;
         long[][] nt;
         try {
-            nt = rt.graphNodes(g);
+            nt = steps.graphNodes(g);
         } catch (GpuException e) {
             if (e.error() != CudaError.NOT_SUPPORTED) {
                 throw e;

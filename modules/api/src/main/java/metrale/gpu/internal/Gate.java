@@ -30,9 +30,39 @@ import metrale.gpu.StickyFaultException;
  * finds the table without it. Releasers are not counted in a parity, so two releasers never wait
  * for each other, and an ordinary call never blocks on a lock a releaser holds while it waits.
  *
+ * <p><b>Passes.</b> Entering returns a {@link Pass}, which leaves when closed, so a call is framed
+ * as {@code try (var _ = gate.enter("alloc")) { ... }}. The gate makes its three passes (parity 0,
+ * parity 1, releaser) once: a pass carries no state of its call, so concurrent calls share it.
+ *
  * <p>Thread-safe; lock-free on the enter and leave paths, which allocate nothing.
  */
 final class Gate {
+
+    /**
+     * A call inside the gate: closing it leaves. Shared by every call that entered with the same
+     * token, so each entry must be closed exactly once (a try-with-resources does that).
+     */
+    static final class Pass implements AutoCloseable {
+
+        private final Gate gate;
+        private final int token;
+
+        private Pass(Gate gate, int token) {
+            this.gate = gate;
+            this.token = token;
+        }
+
+        /** {@return the parity the call entered under (0 or 1), or {@link #RELEASER}} */
+        int token() {
+            return token;
+        }
+
+        /** Leaves the gate: the last call out of a closed gate runs the release {@link Gate#close} left pending. */
+        @Override
+        public void close() {
+            gate.leave(token);
+        }
+    }
 
     /**
      * A latched sticky fault.
@@ -44,7 +74,7 @@ final class Gate {
     record Latched(GpuException original, String call, String site) {
     }
 
-    /** The token of a releaser, for {@link #leave(int)}. */
+    /** The token of a releaser's {@link Pass}. */
     static final int RELEASER = 2;
 
     private static final long CLOSED = 1L << 63;
@@ -72,16 +102,18 @@ final class Gate {
     private final Object graceLock = new Object();
     private final AtomicBoolean releaseClaimed = new AtomicBoolean();
     private volatile Runnable pendingRelease;
+    /** Indexed by token: made once, so entering allocates nothing. */
+    private final Pass[] passes = {new Pass(this, 0), new Pass(this, 1), new Pass(this, RELEASER)};
 
     /**
      * Enters an ordinary call.
      *
      * @param call the call's name, for a refusal
-     * @return the token to hand to {@link #leave(int)}
+     * @return the pass to close when the call leaves
      * @throws IllegalStateException after {@link #close}, naming where it was closed
      * @throws StickyFaultException  after a latched sticky fault
      */
-    int enter(String call) {
+    Pass enter(String call) {
         for (;;) {
             long w = (long) WORD.getVolatile(this);
             if ((w & (CLOSED | FAULT)) != 0) {
@@ -92,7 +124,7 @@ final class Gate {
                 throw tooMany(call);
             }
             if (WORD.compareAndSet(this, w, w + (1L << (p * FIELD)))) {
-                return p;
+                return passes[p];
             }
         }
     }
@@ -101,11 +133,11 @@ final class Gate {
      * Enters a releaser: a call that retires a handle and waits for a grace period.
      *
      * @param call the call's name, for a refusal
-     * @return {@link #RELEASER}
+     * @return the releasers' pass, to close when the call leaves
      * @throws IllegalStateException after {@link #close}
      * @throws StickyFaultException  after a latched sticky fault
      */
-    int enterReleaser(String call) {
+    Pass enterReleaser(String call) {
         for (;;) {
             long w = (long) WORD.getVolatile(this);
             if ((w & (CLOSED | FAULT)) != 0) {
@@ -115,8 +147,23 @@ final class Gate {
                 throw tooMany(call);
             }
             if (WORD.compareAndSet(this, w, w + UNIT_RELEASER)) {
-                return RELEASER;
+                return passes[RELEASER];
             }
+        }
+    }
+
+    /**
+     * Refuses a call as {@link #enter} does, without entering: for a call that touches neither the
+     * driver nor a handle, so that the release running meanwhile cannot harm it.
+     *
+     * @param call the call's name, for a refusal
+     * @throws IllegalStateException after {@link #close}, naming where it was closed
+     * @throws StickyFaultException  after a latched sticky fault
+     */
+    void check(String call) {
+        long w = (long) WORD.getVolatile(this);
+        if ((w & (CLOSED | FAULT)) != 0) {
+            throw refuse(w, call);
         }
     }
 
@@ -124,9 +171,9 @@ final class Gate {
      * Leaves the gate. The last call to leave a closed gate runs the release that
      * {@link #close} left pending, if it stopped waiting.
      *
-     * @param token what {@link #enter} or {@link #enterReleaser} returned
+     * @param token the token of the pass that entered
      */
-    void leave(int token) {
+    private void leave(int token) {
         long unit = 1L << (token * FIELD);
         long w = (long) WORD.getAndAdd(this, -unit) - unit;
         if ((w & CLOSED) != 0 && (w & COUNTS) == 0 && pendingRelease != null) {

@@ -140,11 +140,8 @@ final class PoolFront implements MemoryPool {
 
     @Override
     public DevicePtr alloc(long bytes, Stream stream) {
-        int gt = gate.enter("pool.alloc");
-        try {
+        try (var _ = gate.enter("pool.alloc")) {
             return allocOn(bytes, stream, "pool.alloc");
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -250,21 +247,15 @@ final class PoolFront implements MemoryPool {
 
     @Override
     public void free(DevicePtr ptr) {
-        int gt = gate.enter("pool.free");
-        try {
+        try (var _ = gate.enter("pool.free")) {
             free(ptr, null, "pool.free");
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void free(DevicePtr ptr, Stream stream) {
-        int gt = gate.enter("pool.free");
-        try {
+        try (var _ = gate.enter("pool.free")) {
             free(ptr, Objects.requireNonNull(stream, "stream"), "pool.free");
-        } finally {
-            gate.leave(gt);
         }
     }
 
@@ -397,8 +388,7 @@ final class PoolFront implements MemoryPool {
 
     @Override
     public void recordStream(DevicePtr ptr, Stream stream) {
-        int gt = gate.enter("pool.recordStream");
-        try {
+        try (var _ = gate.enter("pool.recordStream")) {
             long p = Checks.ptr(ptr, "ptr");
             long s = lane(streams.resolve(Objects.requireNonNull(stream, "stream"), "pool.recordStream"));
             if (!owns(p)) {
@@ -410,15 +400,12 @@ final class PoolFront implements MemoryPool {
             } catch (GpuException e) {
                 throw failure.fail(e, "pool.recordStream " + ptr);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public void emptyCache() {
-        int gt = gate.enter("pool.emptyCache");
-        try {
+        try (var _ = gate.enter("pool.emptyCache")) {
             StreamAllocator a = impl;
             if (a == null) {
                 return;
@@ -428,48 +415,37 @@ final class PoolFront implements MemoryPool {
             } catch (GpuException e) {
                 throw failure.fail(e, "pool.emptyCache");
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public PoolStats stats() {
-        int gt = gate.enter("pool.stats");
-        try {
+        try (var _ = gate.enter("pool.stats")) {
             try {
                 return impl().stats();
             } catch (GpuException e) {
                 throw failure.fail(e, "pool.stats");
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public PoolSnapshot snapshot() {
-        int gt = gate.enter("pool.snapshot");
-        try {
+        try (var _ = gate.enter("pool.snapshot")) {
             try {
                 return impl().snapshot();
             } catch (GpuException e) {
                 throw failure.fail(e, "pool.snapshot");
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 
     @Override
     public List<PoolRace> races() {
-        int gt = gate.enter("pool.races");
-        try {
+        try (var _ = gate.enter("pool.races")) {
             synchronized (races) {
                 return List.copyOf(races);
             }
-        } finally {
-            gate.leave(gt);
         }
     }
 

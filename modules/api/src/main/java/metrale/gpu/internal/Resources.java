@@ -67,11 +67,11 @@ final class Resources {
         return step;
     }
 
-    /** Records a resource another module of this project made over the runtime; {@return the token that releases it} */
-    Object other(Kind kind, String handle) {
+    /** Records a resource another module of this project made over the runtime; {@return what forgets it when run} */
+    Runnable other(Kind kind, String handle) {
         Object token = new Object();
         add(token, kind, handle);
-        return token;
+        return () -> gone(token);
     }
 
     /** Forgets a handle value of {@code kind}; {@return what was recorded, or {@code null}} */

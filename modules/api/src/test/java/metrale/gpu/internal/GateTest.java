@@ -53,36 +53,71 @@ class GateTest {
     void callsInFlightAreCountedUntilTheyLeave() {
         Gate g = new Gate();
         assertThat(g.inFlight()).isZero();
-        int a = g.enter("a");
-        int b = g.enter("b");
-        int r = g.enterReleaser("r");
-        assertThat(r).isEqualTo(Gate.RELEASER);
+        Gate.Pass a = g.enter("a");
+        Gate.Pass b = g.enter("b");
+        Gate.Pass r = g.enterReleaser("r");
+        assertThat(r.token()).isEqualTo(Gate.RELEASER);
         assertThat(g.inFlight()).isEqualTo(3);
-        g.leave(a);
+        a.close();
         assertThat(g.inFlight()).isEqualTo(2);
-        g.leave(r);
+        r.close();
         assertThat(g.inFlight()).isEqualTo(1);
-        g.leave(b);
+        b.close();
         assertThat(g.inFlight()).isZero();
         assertThat(g.isClosed()).isFalse();
         assertThat(g.released()).isFalse();
     }
 
     @Test
+    void thePassesAreMadeOnceAndSharedByTheCallsOfOneToken() {
+        Gate g = new Gate();
+        Gate.Pass a = g.enter("a");
+        Gate.Pass b = g.enter("b");
+        Gate.Pass r1 = g.enterReleaser("r1");
+        Gate.Pass r2 = g.enterReleaser("r2");
+        assertThat(b).as("two calls of one parity").isSameAs(a);
+        assertThat(r2).as("two releasers").isSameAs(r1);
+        assertThat(r1).isNotSameAs(a);
+        assertThat(g.inFlight()).as("a shared pass still counts each call").isEqualTo(4);
+        a.close();
+        b.close();
+        r1.close();
+        r2.close();
+        assertThat(g.inFlight()).isZero();
+        try (var _ = g.enter("c")) {
+            assertThat(g.inFlight()).isEqualTo(1);
+        }
+        assertThat(g.inFlight()).as("a try-with-resources leaves").isZero();
+    }
+
+    @Test
+    void aCheckRefusesAsEnterDoesButCountsNothing() {
+        Gate g = new Gate();
+        g.check("liveBytes");
+        assertThat(g.inFlight()).isZero();
+        g.latch(new GpuException(CudaError.ILLEGAL_ADDRESS, "op", "boom"), "launch", "App.java:1");
+        assertThatThrownBy(() -> g.check("liveBytes")).isInstanceOf(StickyFaultException.class);
+        g.close(() -> { }, 0, "Closer.java:7");
+        assertThatThrownBy(() -> g.check("liveBytes")).isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("Gpu is closed: liveBytes refused").hasMessageContaining("Closer.java:7");
+        assertThat(g.inFlight()).isZero();
+    }
+
+    @Test
     void aCallEntersUnderTheCurrentParityAndLeavesFromIt() {
         Gate g = new Gate();
-        int before = g.enter("before");
-        int releaser = g.enterReleaser("releaser");
+        Gate.Pass before = g.enter("before");
+        Gate.Pass releaser = g.enterReleaser("releaser");
         // No ordinary call of the new parity is in flight, so the grace period ends once "before" left;
         // the flip happens at once, so a call that enters now is of the other parity.
         Thread waiter = Thread.ofPlatform().start(g::awaitGrace);
         assertThat(eventually(() -> parkedOrDone(waiter))).isTrue();
-        int after = g.enter("after");
-        assertThat(after).as("the parity of a call entering after the flip").isNotEqualTo(before);
-        g.leave(before);
+        Gate.Pass after = g.enter("after");
+        assertThat(after.token()).as("the parity of a call entering after the flip").isNotEqualTo(before.token());
+        before.close();
         assertThat(eventually(() -> !waiter.isAlive())).as("the grace period ended with the last old call").isTrue();
-        g.leave(after);
-        g.leave(releaser);
+        after.close();
+        releaser.close();
         assertThat(g.inFlight()).isZero();
     }
 
@@ -91,50 +126,50 @@ class GateTest {
     @Test
     void aGracePeriodWaitsForTheCallsThatEnteredBeforeIt() throws Exception {
         Gate g = new Gate();
-        int old1 = g.enter("old1");
-        int old2 = g.enter("old2");
+        Gate.Pass old1 = g.enter("old1");
+        Gate.Pass old2 = g.enter("old2");
         AtomicBoolean oldLeft = new AtomicBoolean();
         AtomicReference<Boolean> sawOldLeft = new AtomicReference<>();
-        int r = g.enterReleaser("destroy");
+        Gate.Pass r = g.enterReleaser("destroy");
         Thread releaser = Thread.ofPlatform().start(() -> {
             g.awaitGrace();
             sawOldLeft.set(oldLeft.get());
         });
         assertThat(eventually(() -> parkedOrDone(releaser))).isTrue();
         assertThat(releaser.isAlive()).as("the grace period ended with two old calls in flight").isTrue();
-        g.leave(old1);
+        old1.close();
         // One old call is still in: the releaser must keep waiting. Give it the chance to see the count.
         Thread.sleep(20);
         assertThat(releaser.isAlive()).as("the grace period ended with an old call in flight").isTrue();
         oldLeft.set(true);
-        g.leave(old2);
+        old2.close();
         releaser.join(TimeUnit.NANOSECONDS.toMillis(LONG_WAIT));
         assertThat(releaser.isAlive()).as("the grace period never ended").isFalse();
         assertThat(sawOldLeft.get()).as("every old call had left when the grace period ended").isTrue();
-        g.leave(r);
+        r.close();
     }
 
     @Test
     void aGracePeriodDoesNotWaitForCallsThatEnteredAfterIt() throws Exception {
         Gate g = new Gate();
-        int old = g.enter("old");
-        int r = g.enterReleaser("destroy");
+        Gate.Pass old = g.enter("old");
+        Gate.Pass r = g.enterReleaser("destroy");
         Thread releaser = Thread.ofPlatform().start(g::awaitGrace);
         assertThat(eventually(() -> parkedOrDone(releaser))).isTrue();
-        int young = g.enter("young");
-        g.leave(old);
+        Gate.Pass young = g.enter("young");
+        old.close();
         releaser.join(TimeUnit.NANOSECONDS.toMillis(LONG_WAIT));
         assertThat(releaser.isAlive()).as("the grace period waited for a call that entered after the flip").isFalse();
         assertThat(g.inFlight()).as("the young call and the releaser").isEqualTo(2);
-        g.leave(young);
-        g.leave(r);
+        young.close();
+        r.close();
     }
 
     @Test
     void releasersDoNotWaitForEachOther() throws Exception {
         Gate g = new Gate();
-        int r1 = g.enterReleaser("destroy1");
-        int r2 = g.enterReleaser("destroy2");
+        Gate.Pass r1 = g.enterReleaser("destroy1");
+        Gate.Pass r2 = g.enterReleaser("destroy2");
         Thread t = Thread.ofPlatform().start(() -> {
             g.awaitGrace();
             g.awaitGrace();
@@ -142,24 +177,24 @@ class GateTest {
         g.awaitGrace();
         t.join(TimeUnit.NANOSECONDS.toMillis(LONG_WAIT));
         assertThat(t.isAlive()).as("a releaser waited for a releaser").isFalse();
-        g.leave(r1);
-        g.leave(r2);
+        r1.close();
+        r2.close();
         assertThat(g.inFlight()).isZero();
     }
 
     @Test
     void successiveGracePeriodsEachWaitForTheirOwnOldCalls() throws Exception {
         Gate g = new Gate();
-        int r = g.enterReleaser("destroy");
+        Gate.Pass r = g.enterReleaser("destroy");
         g.awaitGrace();
-        int a = g.enter("a");
+        Gate.Pass a = g.enter("a");
         Thread releaser = Thread.ofPlatform().start(g::awaitGrace);
         assertThat(eventually(() -> parkedOrDone(releaser))).isTrue();
         assertThat(releaser.isAlive()).as("the second grace period ended with a call from before it in flight").isTrue();
-        g.leave(a);
+        a.close();
         releaser.join(TimeUnit.NANOSECONDS.toMillis(LONG_WAIT));
         assertThat(releaser.isAlive()).isFalse();
-        g.leave(r);
+        r.close();
     }
 
     // ---- close ------------------------------------------------------------------------------------
@@ -192,8 +227,8 @@ class GateTest {
     @Test
     void closeWaitsForTheCallsInFlightAndThenReleasesItself() throws Exception {
         Gate g = new Gate();
-        int a = g.enter("a");
-        int r = g.enterReleaser("destroy");
+        Gate.Pass a = g.enter("a");
+        Gate.Pass r = g.enterReleaser("destroy");
         List<Integer> inFlightAtRelease = new CopyOnWriteArrayList<>();
         List<Thread> releasedOn = new CopyOnWriteArrayList<>();
         AtomicBoolean closeReturned = new AtomicBoolean();
@@ -209,11 +244,11 @@ class GateTest {
         assertThat(eventually(() -> g.isClosed() && parkedOrDone(closer))).isTrue();
         assertThat(closeReturned.get()).as("close returned with two calls in flight").isFalse();
         assertThat(releasedOn).as("released with calls in flight").isEmpty();
-        g.leave(a);
+        a.close();
         Thread.sleep(20);
         assertThat(closeReturned.get()).as("close returned with a releaser in flight").isFalse();
         assertThat(releasedOn).as("released with a releaser in flight").isEmpty();
-        g.leave(r);
+        r.close();
         closer.join(TimeUnit.NANOSECONDS.toMillis(LONG_WAIT));
         assertThat(closer.isAlive()).as("close never returned").isFalse();
         assertThat(releasedWhenCloseReturned.get()).as("the release had run when close returned").isTrue();
@@ -224,8 +259,8 @@ class GateTest {
     @Test
     void closeStopsWaitingAtItsBoundAndTheLastCallOutReleases() throws Exception {
         Gate g = new Gate();
-        int a = g.enter("a");
-        int b = g.enter("b");
+        Gate.Pass a = g.enter("a");
+        Gate.Pass b = g.enter("b");
         List<Thread> releasedOn = new CopyOnWriteArrayList<>();
         List<Integer> inFlightAtRelease = new CopyOnWriteArrayList<>();
         assertThat(g.close(() -> {
@@ -234,9 +269,9 @@ class GateTest {
         }, TimeUnit.MILLISECONDS.toNanos(1), "Closer.java:1")).isTrue();
         assertThat(g.released()).as("released with calls in flight").isFalse();
         assertThat(g.inFlight()).isEqualTo(2);
-        g.leave(a);
+        a.close();
         assertThat(releasedOn).as("released by a call out that was not the last").isEmpty();
-        Thread last = Thread.ofPlatform().start(() -> g.leave(b));
+        Thread last = Thread.ofPlatform().start(b::close);
         last.join();
         assertThat(releasedOn).as("the last call out released, once").containsExactly(last);
         assertThat(inFlightAtRelease).containsExactly(0);
@@ -248,11 +283,11 @@ class GateTest {
     @Test
     void aReleaserLeftLastReleases() {
         Gate g = new Gate();
-        int r = g.enterReleaser("destroy");
+        Gate.Pass r = g.enterReleaser("destroy");
         AtomicInteger runs = new AtomicInteger();
         g.close(runs::incrementAndGet, 0, "Closer.java:1");
         assertThat(runs.get()).isZero();
-        g.leave(r);
+        r.close();
         assertThat(runs.get()).isEqualTo(1);
     }
 
@@ -270,11 +305,11 @@ class GateTest {
                     try {
                         go.await();
                         for (;;) {
-                            int tok = g.enter("call");
-                            inside.incrementAndGet();
-                            Thread.onSpinWait();
-                            inside.decrementAndGet();
-                            g.leave(tok);
+                            try (var _ = g.enter("call")) {
+                                inside.incrementAndGet();
+                                Thread.onSpinWait();
+                                inside.decrementAndGet();
+                            }
                         }
                     } catch (IllegalStateException closed) {
                         // the gate closed: the loop's end
@@ -327,12 +362,12 @@ class GateTest {
     @Test
     void aFaultLatchedWithACallInFlightLetsThatCallLeave() {
         Gate g = new Gate();
-        int a = g.enter("a");
+        Gate.Pass a = g.enter("a");
         g.latch(new GpuException(CudaError.ILLEGAL_ADDRESS, "op", "boom"), "a", "App.java:1");
         AtomicInteger runs = new AtomicInteger();
         g.close(runs::incrementAndGet, 0, "App.java:2");
         assertThat(runs.get()).isZero();
-        g.leave(a);
+        a.close();
         assertThat(runs.get()).isEqualTo(1);
         assertThat(g.inFlight()).isZero();
     }
