@@ -13,6 +13,7 @@ import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
+import metrale.gpu.Setting;
 
 /**
  * The baselines' own binding of the few CUDA driver functions they call: downcall handles made
@@ -21,15 +22,16 @@ import java.lang.invoke.MethodHandle;
  * already has the runtime's primary context current, since every runtime call binds it), nothing
  * is checked beyond the status, and out-parameters live in a segment allocated once.
  *
- * <p>Loading this class opens {@code libcuda.so.1} (or the library named by
- * {@code metrale.cuda.library}, as the runtime does); benchmarks reach it only after
+ * <p>Loading this class opens the library the settings table's {@link Setting#CUDA_LIBRARY} names
+ * ({@code libcuda.so.1} unless {@code metrale.cuda.library} / {@code METRALE_CUDA_LIBRARY} say
+ * otherwise), resolved as the runtime's binding resolves it; benchmarks reach it only after
  * {@link CudaFixture#open} found a driver, so a machine without one never loads it.
  */
 public final class Bare {
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final SymbolLookup LIB = SymbolLookup.libraryLookup(
-            System.getProperty("metrale.cuda.library", "libcuda.so.1"), Arena.global());
+            Setting.CUDA_LIBRARY.text(null).orElseThrow(), Arena.global());
 
     private static MethodHandle handle(String name, MemoryLayout... args) {
         MemorySegment addr = LIB.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libcuda has no " + name));

@@ -17,6 +17,7 @@ import metrale.bench.cuda.Bare;
 import metrale.bench.cuda.CudaFixture;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
+import metrale.gpu.Setting;
 import metrale.gpu.Stream;
 import metrale.gpu.nccl.Collectives;
 import metrale.gpu.nccl.Communicator;
@@ -68,10 +69,13 @@ public class AllReduceBench {
     public AllReduceBench() {
     }
 
-    /** The bench's own binding of the NCCL calls the baseline makes, independent of the module's. */
+    /**
+     * The bench's own binding of the NCCL calls the baseline makes, independent of the module's; the
+     * library is {@link Setting#NCCL_LIBRARY} as the settings table resolves it, else {@code libnccl.so.2}.
+     */
     private static final class BareNccl {
         static final SymbolLookup LIB = SymbolLookup.libraryLookup(
-                System.getProperty("metrale.nccl.library", "libnccl.so.2"), Arena.global());
+                Setting.NCCL_LIBRARY.text(null).orElse("libnccl.so.2"), Arena.global());
         static final MethodHandle INIT_ALL = handle("ncclCommInitAll", ADDRESS, JAVA_INT, ADDRESS);
         static final MethodHandle DESTROY = handle("ncclCommDestroy", JAVA_LONG);
         static final MethodHandle ALL_REDUCE = handle("ncclAllReduce", JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_INT,

@@ -143,7 +143,12 @@ public enum Setting {
     GPU_REQUIRED("gpu.required", null, "metrale.gpu.required", "METRALE_GPU_REQUIRED", "false", Grammar.BOOLEAN,
             "`false`",
             "Test kit (`metrale.gpu.testing`): a `@GpuTest` run on a backend that is unavailable here (CUDA "
-            + "without a driver) fails with the reason instead of being skipped. Use it on GPU hosts.");
+            + "without a driver) fails with the reason instead of being skipped. Use it on GPU hosts."),
+    /** Where the tests' logger finder writes the log records. */
+    TEST_LOG_DIR("test.log.dir", null, "metrale.test.log.dir", "METRALE_TEST_LOG_DIR", null, Grammar.PATH,
+            "none (standard error); the build sets `target/metrale-test-log`",
+            "Tests (`metrale.gpu.contract`'s `TestLog`, the tests' logger finder): the folder whose file, one a test "
+            + "JVM, receives the `metrale.*` log records instead of standard error.");
 
     /** How a setting's text is read. */
     public enum Grammar {

@@ -3,6 +3,7 @@ package metrale.gpu.contract;
 
 import java.util.Optional;
 import metrale.gpu.Gpu;
+import metrale.gpu.Setting;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ConditionEvaluationResult;
 import org.junit.jupiter.api.extension.ExecutionCondition;
@@ -16,7 +17,7 @@ import org.junit.platform.commons.support.AnnotationSupport;
  */
 public final class BackendCondition implements ExecutionCondition, BeforeAllCallback {
 
-    /** The property a GPU host sets to turn skips into failures. */
+    /** The system property of {@link Setting#GPU_REQUIRED}, which a GPU host sets to turn skips into failures. */
     public static final String REQUIRED_PROPERTY = "metrale.gpu.required";
 
     /** Created by JUnit for {@link RequiresBackend}. */
@@ -33,7 +34,7 @@ public final class BackendCondition implements ExecutionCondition, BeforeAllCall
         if (why == null) {
             return ConditionEvaluationResult.enabled(name.get() + " is available");
         }
-        if (Boolean.getBoolean(REQUIRED_PROPERTY)) {
+        if (Setting.GPU_REQUIRED.bool(null)) {
             return ConditionEvaluationResult.enabled(why + ", but " + REQUIRED_PROPERTY + "=true: the test fails");
         }
         return ConditionEvaluationResult.disabled(why);

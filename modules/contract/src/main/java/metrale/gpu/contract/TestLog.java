@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.ResourceBundle;
 import java.util.function.Predicate;
+import metrale.gpu.Setting;
 
 /**
  * The tests' {@link System.LoggerFinder}, a service of this module ({@code provides} in its
@@ -23,7 +24,8 @@ import java.util.function.Predicate;
  * runtime warn on purpose (a leak at close, an overwritten red zone, a latched fault) asserts on
  * the record: {@link #mark()} before, {@link #since(int)} after.
  *
- * <p>When the system property {@value #DIR_PROPERTY} names a folder (the build's surefire
+ * <p>When the setting {@link Setting#TEST_LOG_DIR} (system property {@value #DIR_PROPERTY}, variable
+ * {@code METRALE_TEST_LOG_DIR}) names a folder (the build's surefire
  * configuration does: {@code target/metrale-test-log}), every record goes to a file there named
  * after the test JVM's process id instead of to the console, so a green build does not print the hundreds of warnings its fault
  * tests cause, and a red one keeps them for reading. Without the property (the GPU bundle's
@@ -32,8 +34,14 @@ import java.util.function.Predicate;
  */
 public final class TestLog extends System.LoggerFinder {
 
-    /** The system property naming the folder whose file receives every record. */
+    /** The system property of {@link Setting#TEST_LOG_DIR}, the folder whose file receives every record. */
     public static final String DIR_PROPERTY = "metrale.test.log.dir";
+
+    /**
+     * The folder, read once as the class initializes (the build sets it at the test JVM's start), so
+     * a test that clears the table's properties after itself does not send later records to the console.
+     */
+    private static final String DIR = Setting.TEST_LOG_DIR.text(null).orElse("");
 
     /** Records kept at most; older ones are dropped first. */
     private static final int KEPT = 20_000;
@@ -94,12 +102,11 @@ public final class TestLog extends System.LoggerFinder {
         }
         ENTRIES.add(e);
         String text = e + (e.thrown() == null ? "" : "\n" + stackTrace(e.thrown()));
-        String dir = System.getProperty(DIR_PROPERTY, "");
-        if (dir.isEmpty()) {
+        if (DIR.isEmpty()) {
             System.err.println(text);
             return;
         }
-        Path p = Path.of(dir, "pid-" + ProcessHandle.current().pid() + ".txt");
+        Path p = Path.of(DIR, "pid-" + ProcessHandle.current().pid() + ".txt");
         try {
             if (file == null) {
                 Files.createDirectories(p.getParent());
