@@ -10,7 +10,7 @@
  * the project's tests run) finds them as the module path does; having this module on either path
  * is what turns them on.
  * <ul>
- * <li>{@link metrale.gpu.spi.BackendProvider}: {@link metrale.gpu.contract.CountingDriver.Provider},
+ * <li>{@link metrale.gpu.spi.BackendProvider}: {@link metrale.gpu.contract.CountingDriverProvider},
  *     backend {@value metrale.gpu.contract.CountingDriver#BACKEND}, which wraps the backend named by
  *     option {@value metrale.gpu.contract.CountingDriver#INNER} and counts its driver calls. Its
  *     priority is the lowest and it is available only where another backend is, so an automatic
@@ -34,9 +34,9 @@ module metrale.gpu.contract {
 
     exports metrale.gpu.contract;
 
-    // CountingDriver.Provider opens the backend it wraps by name.
+    // CountingDriverProvider opens the backend it wraps by name.
     uses metrale.gpu.spi.BackendProvider;
 
-    provides metrale.gpu.spi.BackendProvider with metrale.gpu.contract.CountingDriver.Provider;
+    provides metrale.gpu.spi.BackendProvider with metrale.gpu.contract.CountingDriverProvider;
     provides java.lang.System.LoggerFinder with metrale.gpu.contract.TestLog;
 }

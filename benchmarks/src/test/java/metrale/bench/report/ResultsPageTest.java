@@ -10,8 +10,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
-import metrale.bench.report.ResultsPage.Ratio;
-import metrale.bench.report.ResultsPage.Verdict;
+import metrale.bench.report.Targets.Ratio;
+import metrale.bench.report.Targets.Verdict;
 import org.junit.jupiter.api.Test;
 
 /** The committed results page is what the generator makes from the committed result files, and its judgements. */
@@ -32,22 +32,22 @@ class ResultsPageTest {
     void theCommittedPageAndPlotAreRegeneratedFromTheCommittedResults() throws IOException {
         List<Path> jsons = committedResults();
         assertThat(jsons).as("result files in benchmarks/results").isNotEmpty();
-        List<ResultsPage.Run> runs = ResultsPage.readAll(jsons);
-        List<Ratio> ratios = ResultsPage.ratios(runs);
-        assertThat(ResultsPage.page(runs, ratios, "launch-ratios.svg"))
+        List<JmhRuns.Run> runs = JmhRuns.readAll(jsons);
+        List<Ratio> ratios = Targets.ratios(runs);
+        assertThat(PageMarkdown.page(runs, ratios, "launch-ratios.svg"))
                 .as("benchmarks/README.md is stale; " + REGENERATE)
                 .isEqualTo(Files.readString(Path.of("README.md"), StandardCharsets.UTF_8));
-        assertThat(ResultsPage.svg(ratios))
+        assertThat(Charts.svg(ratios))
                 .as("benchmarks/launch-ratios.svg is stale; " + REGENERATE)
                 .isEqualTo(Files.readString(Path.of("launch-ratios.svg"), StandardCharsets.UTF_8));
     }
 
     @Test
     void theMissedNoteListsExactlyTheRowsTheTableMarksMissed() throws IOException {
-        List<ResultsPage.Run> runs = ResultsPage.readAll(committedResults());
-        List<Ratio> ratios = ResultsPage.ratios(runs);
+        List<JmhRuns.Run> runs = JmhRuns.readAll(committedResults());
+        List<Ratio> ratios = Targets.ratios(runs);
         long missed = ratios.stream().filter(r -> r.verdict().missed()).count();
-        String page = ResultsPage.page(runs, ratios, null);
+        String page = PageMarkdown.page(runs, ratios, null);
         long marked = page.lines().filter(l -> l.startsWith("| ") && l.contains("| **missed**")).count();
         assertThat(marked).isEqualTo(missed);
         String note = page.lines().filter(l -> l.startsWith("- Missed: ")).findFirst().orElseThrow();
@@ -77,15 +77,15 @@ class ResultsPageTest {
 
     @Test
     void aThroughputsTimeBoundsInvertItsScoreBounds() {
-        ResultsPage.Result r = new ResultsPage.Result("run", "B.x", "", "thrpt", 4e6, 1e6, "ops/s", Double.NaN, Double.NaN,
+        JmhRuns.Result r = new JmhRuns.Result("run", "B.x", "", "thrpt", 4e6, 1e6, "ops/s", Double.NaN, Double.NaN,
                 java.util.Map.of(), java.util.Map.of());
         double[] b = r.secondsPerOpBounds();
         assertThat(b[0]).isEqualTo(1 / 5e6);
         assertThat(b[1]).isEqualTo(1 / 3e6);
-        ResultsPage.Result wide = new ResultsPage.Result("run", "B.x", "", "thrpt", 4e6, 5e6, "ops/s", Double.NaN,
+        JmhRuns.Result wide = new JmhRuns.Result("run", "B.x", "", "thrpt", 4e6, 5e6, "ops/s", Double.NaN,
                 Double.NaN, java.util.Map.of(), java.util.Map.of());
         assertThat(wide.secondsPerOpBounds()[1]).as("an error reaching zero throughput").isInfinite();
-        ResultsPage.Result time = new ResultsPage.Result("run", "B.y", "", "avgt", 100, 10, "ns/op", Double.NaN,
+        JmhRuns.Result time = new JmhRuns.Result("run", "B.y", "", "avgt", 100, 10, "ns/op", Double.NaN,
                 Double.NaN, java.util.Map.of(), java.util.Map.of());
         assertThat(time.secondsPerOpBounds()).containsExactly(new double[] {90e-9, 110e-9}, within(1e-18));
     }

@@ -2,26 +2,16 @@
 package metrale.gpu.contract;
 
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.ServiceLoader;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 import metrale.gpu.CudaError;
 import metrale.gpu.DeviceInfo;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
-import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
-import metrale.gpu.spi.Availability;
-import metrale.gpu.spi.BackendProvider;
 import metrale.gpu.spi.Driver;
-import metrale.gpu.spi.DriverConfig;
 import metrale.gpu.spi.MemInfo;
 
 /**
@@ -45,16 +35,7 @@ public final class CountingDriver implements Driver {
     public static final String INNER = "counting.inner";
 
     private final Driver inner;
-    private final AtomicLong calls = new AtomicLong();
-    private final Map<String, LongAdder> byCall = new ConcurrentHashMap<>();
-    private final Map<String, String> held = new LinkedHashMap<>();
-    private final List<String> failedReleases = new ArrayList<>();
-    private final List<Long> allocSizes = new ArrayList<>();
-    private final List<String> inOrder = new ArrayList<>();
-    private final Map<String, CudaError> failNext = new java.util.HashMap<>();
-    private final Map<String, Hold> holdNext = new java.util.HashMap<>();
-    private final java.util.Set<String> dropNext = new java.util.HashSet<>();
-    private List<String> leftAtClose;
+    private final CallLedger ledger = new CallLedger();
 
     /**
      * Wraps a driver.
@@ -106,7 +87,7 @@ public final class CountingDriver implements Driver {
 
     /** {@return how many driver calls the runtime made so far} */
     public long calls() {
-        return calls.get();
+        return ledger.calls();
     }
 
     /**
@@ -115,38 +96,35 @@ public final class CountingDriver implements Driver {
      * @param method the {@link Driver} method's name, e.g. {@code memFree}
      */
     public long calls(String method) {
-        LongAdder n = byCall.get(method);
-        return n == null ? 0 : n.sum();
+        return ledger.calls(method);
     }
 
     /**
      * {@return what the runtime still held when it closed the driver, one line per handle it had
      * obtained and never asked the driver to release} Empty before {@link #close()}.
      */
-    public synchronized List<String> leftAtClose() {
-        return leftAtClose == null ? List.of() : leftAtClose;
+    public List<String> leftAtClose() {
+        return ledger.leftAtClose();
     }
 
     /** {@return whether the runtime closed this driver} */
-    public synchronized boolean closed() {
-        return leftAtClose != null;
+    public boolean closed() {
+        return ledger.closed();
     }
 
     /** {@return the release calls the driver refused, with its error} */
-    public synchronized List<String> failedReleases() {
-        return List.copyOf(failedReleases);
+    public List<String> failedReleases() {
+        return ledger.failedReleases();
     }
 
     /** {@return the byte counts of every {@code memAlloc} the runtime made, in order} */
-    public synchronized List<Long> allocSizes() {
-        return List.copyOf(allocSizes);
+    public List<Long> allocSizes() {
+        return ledger.allocSizes();
     }
 
     /** {@return how many times the runtime called each driver method so far, by method name} */
     public Map<String, Long> callsByMethod() {
-        Map<String, Long> out = new java.util.TreeMap<>();
-        byCall.forEach((k, v) -> out.put(k, v.sum()));
-        return out;
+        return ledger.callsByMethod();
     }
 
     /**
@@ -158,8 +136,8 @@ public final class CountingDriver implements Driver {
      * @param method the {@link Driver} method's name, e.g. {@code graphInstantiate}
      * @param error  the error it reports; choose one that is not sticky unless the test wants a fault
      */
-    public synchronized void failNext(String method, CudaError error) {
-        failNext.put(method, error);
+    public void failNext(String method, CudaError error) {
+        ledger.failNext(method, error);
     }
 
     /**
@@ -170,65 +148,8 @@ public final class CountingDriver implements Driver {
      * @param method the {@link Driver} method's name, e.g. {@code memsetD8}
      * @return the hold, to wait for the call and to let it go
      */
-    public synchronized Hold holdNext(String method) {
-        Hold h = new Hold(method);
-        holdNext.put(method, h);
-        return h;
-    }
-
-    /**
-     * A driver call stopped by {@link #holdNext(String)}. It waits at most a minute, so a test
-     * that never lets it go still ends.
-     */
-    public final class Hold {
-        private final String method;
-        private final java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
-        private final java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
-        private volatile long callsAtEntry = -1;
-        private volatile long callsAtRelease = -1;
-
-        private Hold(String method) {
-            this.method = method;
-        }
-
-        /**
-         * {@return whether the held call arrived within the time given}
-         *
-         * @param seconds how long to wait for it
-         * @throws InterruptedException if interrupted while waiting
-         */
-        public boolean awaitEntered(long seconds) throws InterruptedException {
-            return entered.await(seconds, java.util.concurrent.TimeUnit.SECONDS);
-        }
-
-        /** Lets the held call go on to the backend. */
-        public void proceed() {
-            go.countDown();
-        }
-
-        /**
-         * {@return the driver calls any thread made while the held call waited, or -1 before it was
-         * let go} The held call itself is not counted.
-         */
-        public long callsWhileHeld() {
-            long at = callsAtRelease;
-            return at < 0 ? -1 : at - callsAtEntry;
-        }
-
-        private void hold() {
-            callsAtEntry = calls.get();
-            entered.countDown();
-            try {
-                if (!go.await(60, java.util.concurrent.TimeUnit.SECONDS)) {
-                    throw new IllegalStateException("CountingDriver: the held " + method + " was never let go");
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("CountingDriver: interrupted while holding " + method, e);
-            } finally {
-                callsAtRelease = calls.get();
-            }
-        }
+    public HeldCall holdNext(String method) {
+        return ledger.holdNext(method);
     }
 
     /**
@@ -239,436 +160,311 @@ public final class CountingDriver implements Driver {
      *
      * @param method one of those method names
      */
-    public synchronized void dropNext(String method) {
-        dropNext.add(method);
-    }
-
-    private synchronized boolean dropped(String method) {
-        return dropNext.remove(method);
+    public void dropNext(String method) {
+        ledger.dropNext(method);
     }
 
     /** {@return the names of the driver methods the runtime called, in the order it called them} */
-    public synchronized List<String> callsInOrder() {
-        return List.copyOf(inOrder);
-    }
-
-    private void count(String method) {
-        CudaError injected;
-        Hold hold;
-        synchronized (this) {
-            inOrder.add(method);
-            injected = failNext.remove(method);
-            hold = holdNext.remove(method);
-        }
-        calls.incrementAndGet();
-        byCall.computeIfAbsent(method, k -> new LongAdder()).increment();
-        if (hold != null) {
-            hold.hold();
-        }
-        if (injected != null) {
-            throw new GpuException(injected, method, "injected by CountingDriver.failNext");
-        }
-    }
-
-    private synchronized void hold(String kind, long handle, String what) {
-        held.put(kind + " 0x" + Long.toHexString(handle), what);
-    }
-
-    /**
-     * Runs a release: the handle counts as released once asked for, even if the driver refuses
-     * after a fault. A refusal that is an argument error (a free during a capture, 900) leaves the
-     * handle live, as the driver does, so it is held again and not counted as a failed release.
-     */
-    private void release(String method, String kind, long handle, Runnable call) {
-        CudaError injected;
-        synchronized (this) {
-            // An injected failure of a release is reported after the backend released the handle.
-            injected = failNext.remove(method);
-        }
-        count(method);
-        String key = kind + " 0x" + Long.toHexString(handle);
-        String what;
-        synchronized (this) {
-            what = held.remove(key);
-        }
-        try {
-            call.run();
-        } catch (GpuException e) {
-            synchronized (this) {
-                if (!e.error().isSticky() && !e.error().isTeardown() && what != null) {
-                    held.put(key, what);
-                } else {
-                    failedReleases.add(method + " " + key + ": " + e.error());
-                }
-            }
-            throw e;
-        }
-        if (injected != null) {
-            throw new GpuException(injected, method, "injected by CountingDriver.failNext");
-        }
+    public List<String> callsInOrder() {
+        return ledger.callsInOrder();
     }
 
     @Override
     public String name() {
-        count("name");
+        ledger.count("name");
         return inner.name();
     }
 
     @Override
     public DeviceInfo deviceInfo() {
-        count("deviceInfo");
+        ledger.count("deviceInfo");
         return inner.deviceInfo();
     }
 
     @Override
     public void bindToThread() {
-        count("bindToThread");
+        ledger.count("bindToThread");
         inner.bindToThread();
     }
 
     @Override
     public long memAlloc(long bytes) {
-        count("memAlloc");
-        synchronized (this) {
-            allocSizes.add(bytes);
-        }
+        ledger.count("memAlloc");
+        ledger.allocated(bytes);
         long p = inner.memAlloc(bytes);
-        hold("device memory", p, bytes + " bytes");
+        ledger.hold("device memory", p, bytes + " bytes");
         return p;
     }
 
     @Override
     public long memAllocManaged(long bytes, int flags) {
-        count("memAllocManaged");
+        ledger.count("memAllocManaged");
         long p = inner.memAllocManaged(bytes, flags);
-        hold("device memory", p, bytes + " managed bytes");
+        ledger.hold("device memory", p, bytes + " managed bytes");
         return p;
     }
 
     @Override
     public void memFree(long ptr) {
-        release("memFree", "device memory", ptr, () -> inner.memFree(ptr));
+        ledger.release("memFree", "device memory", ptr, () -> inner.memFree(ptr));
     }
 
     @Override
     public MemInfo memGetInfo() {
-        count("memGetInfo");
+        ledger.count("memGetInfo");
         return inner.memGetInfo();
     }
 
     @Override
     public MemorySegment memHostAlloc(long bytes, int flags) {
-        count("memHostAlloc");
+        ledger.count("memHostAlloc");
         MemorySegment s = inner.memHostAlloc(bytes, flags);
-        hold("page-locked host memory", s.address(), bytes + " bytes");
+        ledger.hold("page-locked host memory", s.address(), bytes + " bytes");
         return s;
     }
 
     @Override
     public void memFreeHost(MemorySegment host) {
-        release("memFreeHost", "page-locked host memory", host.address(), () -> inner.memFreeHost(host));
+        ledger.release("memFreeHost", "page-locked host memory", host.address(), () -> inner.memFreeHost(host));
     }
 
     @Override
     public long memHostGetDevicePointer(MemorySegment host) {
-        count("memHostGetDevicePointer");
+        ledger.count("memHostGetDevicePointer");
         return inner.memHostGetDevicePointer(host);
     }
 
     @Override
     public void memcpyHtoD(long dst, MemorySegment src, long bytes) {
-        count("memcpyHtoD");
+        ledger.count("memcpyHtoD");
         inner.memcpyHtoD(dst, src, bytes);
     }
 
     @Override
     public void memcpyDtoH(MemorySegment dst, long src, long bytes) {
-        count("memcpyDtoH");
+        ledger.count("memcpyDtoH");
         inner.memcpyDtoH(dst, src, bytes);
     }
 
     @Override
     public void memcpyDtoD(long dst, long src, long bytes) {
-        count("memcpyDtoD");
+        ledger.count("memcpyDtoD");
         inner.memcpyDtoD(dst, src, bytes);
     }
 
     @Override
     public void memcpyHtoDAsync(long dst, MemorySegment src, long bytes, long stream) {
-        count("memcpyHtoDAsync");
+        ledger.count("memcpyHtoDAsync");
         inner.memcpyHtoDAsync(dst, src, bytes, stream);
     }
 
     @Override
     public void memcpyDtoHAsync(MemorySegment dst, long src, long bytes, long stream) {
-        count("memcpyDtoHAsync");
+        ledger.count("memcpyDtoHAsync");
         inner.memcpyDtoHAsync(dst, src, bytes, stream);
     }
 
     @Override
     public void memcpyDtoDAsync(long dst, long src, long bytes, long stream) {
-        count("memcpyDtoDAsync");
+        ledger.count("memcpyDtoDAsync");
         inner.memcpyDtoDAsync(dst, src, bytes, stream);
     }
 
     @Override
     public void memcpy2DAsync(long dst, long dstPitch, long src, long srcPitch, long widthBytes, long height, long stream) {
-        count("memcpy2DAsync");
+        ledger.count("memcpy2DAsync");
         inner.memcpy2DAsync(dst, dstPitch, src, srcPitch, widthBytes, height, stream);
     }
 
     @Override
     public void memsetD8(long ptr, int value, long bytes) {
-        count("memsetD8");
+        ledger.count("memsetD8");
         inner.memsetD8(ptr, value, bytes);
     }
 
     @Override
     public void memsetD8Async(long ptr, int value, long bytes, long stream) {
-        count("memsetD8Async");
+        ledger.count("memsetD8Async");
         inner.memsetD8Async(ptr, value, bytes, stream);
     }
 
     @Override
     public long streamCreate(int flags) {
-        count("streamCreate");
+        ledger.count("streamCreate");
         long s = inner.streamCreate(flags);
-        hold("stream", s, "flags " + flags);
+        ledger.hold("stream", s, "flags " + flags);
         return s;
     }
 
     @Override
     public void streamDestroy(long stream) {
-        release("streamDestroy", "stream", stream, () -> inner.streamDestroy(stream));
+        ledger.release("streamDestroy", "stream", stream, () -> inner.streamDestroy(stream));
     }
 
     @Override
     public void streamSynchronize(long stream) {
-        count("streamSynchronize");
+        ledger.count("streamSynchronize");
         inner.streamSynchronize(stream);
     }
 
     @Override
     public boolean streamQuery(long stream) {
-        count("streamQuery");
+        ledger.count("streamQuery");
         return inner.streamQuery(stream);
     }
 
     @Override
     public void ctxSynchronize() {
-        count("ctxSynchronize");
+        ledger.count("ctxSynchronize");
         inner.ctxSynchronize();
     }
 
     @Override
     public long eventCreate(int flags) {
-        count("eventCreate");
+        ledger.count("eventCreate");
         long e = inner.eventCreate(flags);
-        hold("event", e, "flags " + flags);
+        ledger.hold("event", e, "flags " + flags);
         return e;
     }
 
     @Override
     public void eventRecord(long event, long stream) {
-        count("eventRecord");
+        ledger.count("eventRecord");
         inner.eventRecord(event, stream);
     }
 
     @Override
     public void streamWaitEvent(long stream, long event, int flags) {
-        count("streamWaitEvent");
+        ledger.count("streamWaitEvent");
         inner.streamWaitEvent(stream, event, flags);
     }
 
     @Override
     public void eventSynchronize(long event) {
-        count("eventSynchronize");
+        ledger.count("eventSynchronize");
         inner.eventSynchronize(event);
     }
 
     @Override
     public boolean eventQuery(long event) {
-        count("eventQuery");
+        ledger.count("eventQuery");
         return inner.eventQuery(event);
     }
 
     @Override
     public float eventElapsedTime(long start, long end) {
-        count("eventElapsedTime");
+        ledger.count("eventElapsedTime");
         return inner.eventElapsedTime(start, end);
     }
 
     @Override
     public void eventDestroy(long event) {
-        release("eventDestroy", "event", event, () -> inner.eventDestroy(event));
+        ledger.release("eventDestroy", "event", event, () -> inner.eventDestroy(event));
     }
 
     @Override
     public boolean supportsCaptureQuery() {
-        count("supportsCaptureQuery");
+        ledger.count("supportsCaptureQuery");
         return inner.supportsCaptureQuery();
     }
 
     @Override
     public void streamBeginCapture(long stream, int mode) {
-        count("streamBeginCapture");
+        ledger.count("streamBeginCapture");
         inner.streamBeginCapture(stream, mode);
     }
 
     @Override
     public long streamEndCapture(long stream) {
-        count("streamEndCapture");
+        ledger.count("streamEndCapture");
         long g = inner.streamEndCapture(stream);
-        hold("graph", g, "captured on stream 0x" + Long.toHexString(stream));
+        ledger.hold("graph", g, "captured on stream 0x" + Long.toHexString(stream));
         return g;
     }
 
     @Override
     public int streamIsCapturing(long stream) {
-        count("streamIsCapturing");
+        ledger.count("streamIsCapturing");
         return inner.streamIsCapturing(stream);
     }
 
     @Override
     public long graphInstantiate(long graph) {
-        count("graphInstantiate");
+        ledger.count("graphInstantiate");
         long x = inner.graphInstantiate(graph);
-        hold("graph exec", x, "of graph 0x" + Long.toHexString(graph));
+        ledger.hold("graph exec", x, "of graph 0x" + Long.toHexString(graph));
         return x;
     }
 
     @Override
     public void graphLaunch(long exec, long stream) {
-        count("graphLaunch");
+        ledger.count("graphLaunch");
         inner.graphLaunch(exec, stream);
     }
 
     @Override
     public void graphExecDestroy(long exec) {
-        release("graphExecDestroy", "graph exec", exec, () -> inner.graphExecDestroy(exec));
+        ledger.release("graphExecDestroy", "graph exec", exec, () -> inner.graphExecDestroy(exec));
     }
 
     @Override
     public void graphDestroy(long graph) {
-        release("graphDestroy", "graph", graph, () -> inner.graphDestroy(graph));
+        ledger.release("graphDestroy", "graph", graph, () -> inner.graphDestroy(graph));
     }
 
     @Override
     public long moduleLoadData(String name, byte[] image) {
-        count("moduleLoadData");
+        ledger.count("moduleLoadData");
         long m = inner.moduleLoadData(name, image);
-        hold("module", m, name);
+        ledger.hold("module", m, name);
         return m;
     }
 
     @Override
     public void moduleUnload(long module) {
-        release("moduleUnload", "module", module, () -> inner.moduleUnload(module));
+        ledger.release("moduleUnload", "module", module, () -> inner.moduleUnload(module));
     }
 
     @Override
     public long moduleGetFunction(long module, String func) {
-        count("moduleGetFunction");
+        ledger.count("moduleGetFunction");
         return inner.moduleGetFunction(module, func);
     }
 
     @Override
     public void funcSetMaxDynamicSharedMemory(long func, int bytes) {
-        count("funcSetMaxDynamicSharedMemory");
+        ledger.count("funcSetMaxDynamicSharedMemory");
         inner.funcSetMaxDynamicSharedMemory(func, bytes);
     }
 
     @Override
     public void launchKernel(long func, LaunchConfig config, long stream, KernelArgs args) {
-        count("launchKernel");
+        ledger.count("launchKernel");
         inner.launchKernel(func, config, stream, args);
     }
 
     @Override
     public byte[] compileToPtx(String name, String source, String... options) {
-        count("compileToPtx");
+        ledger.count("compileToPtx");
         return inner.compileToPtx(name, source, options);
     }
 
     @Override
     public CudaError probe() {
-        count("probe");
+        ledger.count("probe");
         return inner.probe();
     }
 
     @Override
     public void close() {
-        count("close");
-        synchronized (this) {
-            if (leftAtClose == null) {
-                List<String> left = new ArrayList<>();
-                held.forEach((handle, what) -> left.add(handle + " (" + what + ")"));
-                leftAtClose = List.copyOf(left);
-            }
-        }
+        ledger.count("close");
+        ledger.closing();
         inner.close();
     }
 
     @Override
     public String toString() {
         return "CountingDriver[" + inner + "]";
-    }
-
-    /**
-     * The provider of backend {@value CountingDriver#BACKEND}, a service of this module
-     * ({@code provides} in its descriptor and {@code META-INF/services} for the class path): it opens the backend named by option {@value CountingDriver#INNER}
-     * and wraps its driver. Its priority is the lowest, and it is available only where another
-     * backend is, so an automatic choice never lands on it.
-     */
-    public static final class Provider implements BackendProvider {
-
-        /** Created by {@link ServiceLoader}. */
-        public Provider() {
-        }
-
-        @Override
-        public String name() {
-            return BACKEND;
-        }
-
-        @Override
-        public int priority() {
-            return Integer.MIN_VALUE;
-        }
-
-        @Override
-        public Availability availability() {
-            for (BackendProvider p : others()) {
-                if (p.availability().available()) {
-                    return Availability.yes();
-                }
-            }
-            return Availability.no("it wraps another backend, and none is available");
-        }
-
-        @Override
-        public Driver open(DriverConfig config) {
-            String name = config.get(INNER, null);
-            if (name == null) {
-                throw new IllegalArgumentException("backend " + BACKEND + " needs option " + INNER + " naming the backend it wraps");
-            }
-            for (BackendProvider p : others()) {
-                if (p.name().equalsIgnoreCase(name)) {
-                    return new CountingDriver(p.open(config));
-                }
-            }
-            throw new IllegalArgumentException("option " + INNER + "=" + name + " names no backend on the class path");
-        }
-
-        private static List<BackendProvider> others() {
-            List<BackendProvider> out = new ArrayList<>();
-            for (BackendProvider p : ServiceLoader.load(BackendProvider.class, Provider.class.getClassLoader())) {
-                if (!(p instanceof Provider)) {
-                    out.add(p);
-                }
-            }
-            return out;
-        }
     }
 
     // ---- the SPI's optional methods: counted and delegated, so the runtime sees the wrapped driver's answers
@@ -680,139 +476,139 @@ public final class CountingDriver implements Driver {
 
     @Override
     public boolean supportsMemPools() {
-        count("supportsMemPools");
+        ledger.count("supportsMemPools");
         return inner.supportsMemPools();
     }
 
     @Override
     public long memAllocAsync(long bytes, long stream) {
-        count("memAllocAsync");
+        ledger.count("memAllocAsync");
         return inner.memAllocAsync(bytes, stream);
     }
 
     @Override
     public void memFreeAsync(long ptr, long stream) {
-        count("memFreeAsync");
+        ledger.count("memFreeAsync");
         inner.memFreeAsync(ptr, stream);
     }
 
     @Override
     public void memPoolTrimTo(long minBytesToKeep) {
-        count("memPoolTrimTo");
+        ledger.count("memPoolTrimTo");
         inner.memPoolTrimTo(minBytesToKeep);
     }
 
     @Override
     public long memPoolGetAttribute(int attr) {
-        count("memPoolGetAttribute");
+        ledger.count("memPoolGetAttribute");
         return inner.memPoolGetAttribute(attr);
     }
 
     @Override
     public void memPoolSetAttribute(int attr, long value) {
-        count("memPoolSetAttribute");
+        ledger.count("memPoolSetAttribute");
         inner.memPoolSetAttribute(attr, value);
     }
 
     @Override
     public String streamOrderViolation(long ptr, long bytes, long stream) {
-        count("streamOrderViolation");
+        ledger.count("streamOrderViolation");
         return inner.streamOrderViolation(ptr, bytes, stream);
     }
 
     @Override
     public boolean detectsStreamOrderViolations() {
-        count("detectsStreamOrderViolations");
+        ledger.count("detectsStreamOrderViolations");
         return inner.detectsStreamOrderViolations();
     }
 
     @Override
     public void allocationExtents(Extents extents) {
-        count("allocationExtents");
+        ledger.count("allocationExtents");
         inner.allocationExtents(extents);
     }
 
     @Override
     public long[] graphGetNodes(long graph) {
-        count("graphGetNodes");
+        ledger.count("graphGetNodes");
         return inner.graphGetNodes(graph);
     }
 
     @Override
     public long[][] graphGetEdges(long graph) {
-        count("graphGetEdges");
+        ledger.count("graphGetEdges");
         return inner.graphGetEdges(graph);
     }
 
     @Override
     public int graphNodeType(long node) {
-        count("graphNodeType");
+        ledger.count("graphNodeType");
         return inner.graphNodeType(node);
     }
 
     @Override
     public void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
-        count("graphExecKernelNodeSetParams");
-        if (!dropped("graphExecKernelNodeSetParams")) {
+        ledger.count("graphExecKernelNodeSetParams");
+        if (!ledger.dropped("graphExecKernelNodeSetParams")) {
             inner.graphExecKernelNodeSetParams(exec, node, func, config, args);
         }
     }
 
     @Override
     public void graphExecCopyNodeSetParams(long exec, long node, long src, long dst, long bytes) {
-        count("graphExecCopyNodeSetParams");
-        if (!dropped("graphExecCopyNodeSetParams")) {
+        ledger.count("graphExecCopyNodeSetParams");
+        if (!ledger.dropped("graphExecCopyNodeSetParams")) {
             inner.graphExecCopyNodeSetParams(exec, node, src, dst, bytes);
         }
     }
 
     @Override
     public int graphExecUpdate(long exec, long graph) {
-        count("graphExecUpdate");
+        ledger.count("graphExecUpdate");
         return inner.graphExecUpdate(exec, graph);
     }
 
     @Override
     public void graphExecMemsetNodeSetParams(long exec, long node, long ptr, int value, long bytes) {
-        count("graphExecMemsetNodeSetParams");
-        if (!dropped("graphExecMemsetNodeSetParams")) {
+        ledger.count("graphExecMemsetNodeSetParams");
+        if (!ledger.dropped("graphExecMemsetNodeSetParams")) {
             inner.graphExecMemsetNodeSetParams(exec, node, ptr, value, bytes);
         }
     }
 
     @Override
     public int ordinal() {
-        count("ordinal");
+        ledger.count("ordinal");
         return inner.ordinal();
     }
 
     @Override
     public boolean canAccessPeer(Driver peer) {
-        count("canAccessPeer");
+        ledger.count("canAccessPeer");
         return inner.canAccessPeer(unwrap(peer));
     }
 
     @Override
     public void enablePeerAccess(Driver peer) {
-        count("enablePeerAccess");
+        ledger.count("enablePeerAccess");
         inner.enablePeerAccess(unwrap(peer));
     }
 
     @Override
     public void memcpyPeer(long dst, Driver dstDriver, long src, long bytes) {
-        count("memcpyPeer");
+        ledger.count("memcpyPeer");
         inner.memcpyPeer(dst, unwrap(dstDriver), src, bytes);
     }
 
     @Override
     public void memcpyPeerAsync(long dst, Driver dstDriver, long src, long bytes, long stream) {
-        count("memcpyPeerAsync");
+        ledger.count("memcpyPeerAsync");
         inner.memcpyPeerAsync(dst, unwrap(dstDriver), src, bytes, stream);
     }
 
     @Override
     public void streamWaitPeerEvent(long stream, Driver eventDriver, long event) {
-        count("streamWaitPeerEvent");
+        ledger.count("streamWaitPeerEvent");
         inner.streamWaitPeerEvent(stream, unwrap(eventDriver), event);
     }
 }

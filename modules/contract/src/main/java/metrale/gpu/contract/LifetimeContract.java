@@ -144,7 +144,7 @@ public abstract class LifetimeContract extends GpuContract {
         DevicePtr p = gpu.alloc(256);
         Stream s = gpu.createStream();
         Event e = gpu.createEvent();
-        CountingDriver.Hold held = driver.holdNext("memsetD8");
+        HeldCall held = driver.holdNext("memsetD8");
         Queue<Throwable> callerErrors = new ConcurrentLinkedQueue<>();
         Thread caller = Thread.ofPlatform().start(() -> {
             try {

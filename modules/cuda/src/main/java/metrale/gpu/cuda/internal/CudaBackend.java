@@ -109,9 +109,30 @@ public final class CudaBackend {
         return new CudaDevice(ordinal);
     }
 
-    /** {@return every device, see {@link CudaDevice#devices()}} */
-    public static java.util.List<metrale.gpu.GpuDevice> devices() {
-        return CudaDevice.devices();
+    /**
+     * {@return every CUDA device, with its PCI bus id and the devices it can access directly}
+     * Needs no context.
+     */
+    public static List<metrale.gpu.GpuDevice> devices() {
+        int n = CudaLib.deviceGetCount();
+        int[] dev = new int[n];
+        for (int i = 0; i < n; i++) {
+            dev[i] = CudaLib.deviceGet(i);
+        }
+        List<metrale.gpu.GpuDevice> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            List<Integer> peers = new ArrayList<>();
+            for (int j = 0; j < n; j++) {
+                if (j != i && CudaLib.deviceCanAccessPeer(dev[i], dev[j])) {
+                    peers.add(j);
+                }
+            }
+            out.add(new metrale.gpu.GpuDevice(i, "cuda", CudaLib.deviceGetName(dev[i]), CudaLib.deviceTotalMem(dev[i]),
+                    CudaLib.deviceGetAttribute(CudaLib.ATTR_COMPUTE_CAPABILITY_MAJOR, dev[i]),
+                    CudaLib.deviceGetAttribute(CudaLib.ATTR_COMPUTE_CAPABILITY_MINOR, dev[i]),
+                    CudaLib.deviceGetPCIBusId(dev[i]), peers));
+        }
+        return out;
     }
 
     /** {@return the driver's CUDA version, e.g. 13000} */

@@ -1,13 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.cuda.internal;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import metrale.gpu.CudaError;
 import metrale.gpu.DeviceInfo;
 import metrale.gpu.GpuException;
@@ -34,20 +29,12 @@ import metrale.gpu.spi.MemInfo;
  */
 public final class CudaDevice implements Driver {
 
-    /** The most bytes a heap segment is staged through native memory at a time. */
-    private static final long STAGING_CHUNK = 8L << 20;
-    private static final String ARCH_OPTION_PREFIX_1 = "--gpu-architecture";
-    private static final String ARCH_OPTION_PREFIX_2 = "-arch";
-
     private final int ordinal;
     private final int device;
     private final long ctx;
     private final DeviceInfo info;
-    /** Each loaded PTX module's entry parameter counts, where the driver cannot count them itself. */
-    private final java.util.concurrent.ConcurrentHashMap<Long, java.util.Map<String, Integer>> ptxParamCounts =
-            new java.util.concurrent.ConcurrentHashMap<>();
-    private final ParamSizes params = new ParamSizes();
-    private final ConcurrentHashMap<Long, Arena> pinnedScopes = new ConcurrentHashMap<>();
+    private final CudaKernels kernels = new CudaKernels();
+    private final CudaHostMemory hostMemory;
     private volatile boolean closed;
     private volatile GpuException closeFailure;
 
@@ -55,6 +42,7 @@ public final class CudaDevice implements Driver {
         this.ordinal = ordinal;
         this.device = CudaLib.deviceGet(ordinal);
         this.ctx = CuCtx.primaryRetain(device);
+        this.hostMemory = new CudaHostMemory(ctx);
         try {
             CuCtx.setCurrent(ctx);
             this.info = new DeviceInfo("cuda", CudaLib.deviceGetName(device), CudaLib.deviceTotalMem(device),
@@ -106,7 +94,7 @@ public final class CudaDevice implements Driver {
                 "the CUDA driver for device " + ordinal + " (" + info.name() + ") is closed");
     }
 
-    private static GpuException invalid(String function, String details) {
+    static GpuException invalid(String function, String details) {
         return new GpuException(CudaError.INVALID_VALUE, function, details);
     }
 
@@ -241,89 +229,33 @@ public final class CudaDevice implements Driver {
     @Override
     public MemorySegment memHostAlloc(long bytes, int flags) {
         bind("cuMemHostAlloc");
-        long p = CuMem.hostAlloc(bytes, flags);
-        if (p == 0) {
-            return MemorySegment.NULL;
-        }
-        // A shared scope of its own, ended by memFreeHost before cuMemFreeHost: a later access
-        // throws instead of writing freed page-locked memory, which crashes the JVM.
-        Arena scope = Arena.ofShared();
-        pinnedScopes.put(p, scope);
-        return MemorySegment.ofAddress(p).reinterpret(bytes, scope, null);
+        return hostMemory.alloc(bytes, flags);
     }
 
     @Override
     public void memFreeHost(MemorySegment host) {
         bind("cuMemFreeHost");
-        if (!host.isNative()) {
-            throw invalid("cuMemFreeHost", "p is a heap segment, not page-locked memory from cuMemHostAlloc");
-        }
-        Arena scope = pinnedScopes.remove(host.address());
-        if (scope != null) {
-            try {
-                scope.close();
-            } catch (IllegalStateException e) {
-                pinnedScopes.put(host.address(), scope);
-                throw e;
-            }
-        }
-        CuMem.freeHost(host.address());
+        hostMemory.free(host);
     }
 
     @Override
     public long memHostGetDevicePointer(MemorySegment host) {
         bind("cuMemHostGetDevicePointer_v2");
-        if (!host.isNative()) {
-            throw invalid("cuMemHostGetDevicePointer_v2", "p is a heap segment, not page-locked memory from cuMemHostAlloc");
-        }
-        return CuMem.hostGetDevicePointer(host.address(), 0);
+        return CudaHostMemory.devicePointer(host);
     }
 
     // ---- copies and memset ----------------------------------------------------------------
 
-    private static void checkHostRange(String function, MemorySegment host, long bytes) {
-        if (bytes < 0 || bytes > host.byteSize()) {
-            throw invalid(function, "ByteCount=" + bytes + " but the host segment holds " + host.byteSize() + " bytes");
-        }
-    }
-
     @Override
     public void memcpyHtoD(long dst, MemorySegment src, long bytes) {
         bind("cuMemcpyHtoD_v2");
-        checkHostRange("cuMemcpyHtoD_v2", src, bytes);
-        if (src.isNative() || bytes == 0) {
-            CuMem.copyHtoD(dst, src.isNative() ? src : MemorySegment.NULL, bytes);
-            return;
-        }
-        // The driver cannot read the Java heap (the GC may move it): stage through native memory.
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment tmp = arena.allocate(Math.min(bytes, STAGING_CHUNK), 64);
-            for (long off = 0; off < bytes; off += tmp.byteSize()) {
-                long n = Math.min(tmp.byteSize(), bytes - off);
-                MemorySegment.copy(src, off, tmp, 0, n);
-                CuCtx.setCurrent(ctx);
-                CuMem.copyHtoD(dst + off, tmp, n);
-            }
-        }
+        hostMemory.copyHtoD(dst, src, bytes);
     }
 
     @Override
     public void memcpyDtoH(MemorySegment dst, long src, long bytes) {
         bind("cuMemcpyDtoH_v2");
-        checkHostRange("cuMemcpyDtoH_v2", dst, bytes);
-        if (dst.isNative() || bytes == 0) {
-            CuMem.copyDtoH(dst.isNative() ? dst : MemorySegment.NULL, src, bytes);
-            return;
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment tmp = arena.allocate(Math.min(bytes, STAGING_CHUNK), 64);
-            for (long off = 0; off < bytes; off += tmp.byteSize()) {
-                long n = Math.min(tmp.byteSize(), bytes - off);
-                CuCtx.setCurrent(ctx);
-                CuMem.copyDtoH(tmp, src + off, n);
-                MemorySegment.copy(tmp, 0, dst, off, n);
-            }
-        }
+        hostMemory.copyDtoH(dst, src, bytes);
     }
 
     @Override
@@ -332,24 +264,17 @@ public final class CudaDevice implements Driver {
         CuMem.copyDtoD(dst, src, bytes);
     }
 
-    private static void checkAsyncHost(String function, MemorySegment host, long bytes) {
-        if (!host.isNative()) {
-            throw invalid(function, "an asynchronous copy needs native host memory (the driver reads it later), got a heap segment");
-        }
-        checkHostRange(function, host, bytes);
-    }
-
     @Override
     public void memcpyHtoDAsync(long dst, MemorySegment src, long bytes, long stream) {
         bind("cuMemcpyHtoDAsync_v2");
-        checkAsyncHost("cuMemcpyHtoDAsync_v2", src, bytes);
+        CudaHostMemory.checkAsyncHost("cuMemcpyHtoDAsync_v2", src, bytes);
         CuMem.copyHtoDAsync(dst, src, bytes, stream);
     }
 
     @Override
     public void memcpyDtoHAsync(MemorySegment dst, long src, long bytes, long stream) {
         bind("cuMemcpyDtoHAsync_v2");
-        checkAsyncHost("cuMemcpyDtoHAsync_v2", dst, bytes);
+        CudaHostMemory.checkAsyncHost("cuMemcpyDtoHAsync_v2", dst, bytes);
         CuMem.copyDtoHAsync(dst, src, bytes, stream);
     }
 
@@ -435,32 +360,6 @@ public final class CudaDevice implements Driver {
     }
 
     // ---- several devices ----------------------------------------------------------------------
-
-    /**
-     * {@return every CUDA device, with its PCI bus id and the devices it can access directly}
-     * Needs no context.
-     */
-    public static List<metrale.gpu.GpuDevice> devices() {
-        int n = CudaLib.deviceGetCount();
-        int[] dev = new int[n];
-        for (int i = 0; i < n; i++) {
-            dev[i] = CudaLib.deviceGet(i);
-        }
-        List<metrale.gpu.GpuDevice> out = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            List<Integer> peers = new ArrayList<>();
-            for (int j = 0; j < n; j++) {
-                if (j != i && CudaLib.deviceCanAccessPeer(dev[i], dev[j])) {
-                    peers.add(j);
-                }
-            }
-            out.add(new metrale.gpu.GpuDevice(i, "cuda", CudaLib.deviceGetName(dev[i]), CudaLib.deviceTotalMem(dev[i]),
-                    CudaLib.deviceGetAttribute(CudaLib.ATTR_COMPUTE_CAPABILITY_MAJOR, dev[i]),
-                    CudaLib.deviceGetAttribute(CudaLib.ATTR_COMPUTE_CAPABILITY_MINOR, dev[i]),
-                    CudaLib.deviceGetPCIBusId(dev[i]), peers));
-        }
-        return out;
-    }
 
     private static CudaDevice peer(Driver d, String function) {
         if (!(d instanceof CudaDevice p)) {
@@ -620,10 +519,7 @@ public final class CudaDevice implements Driver {
     @Override
     public void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
         bind(CudaLib.EXEC_KERNEL_NODE_SET_PARAMS);
-        int[] sizes = params.get(func);
-        if (sizes != null) {
-            checkArgs(func, sizes, args);
-        }
+        kernels.check(func, args);
         var g = config.grid();
         var b = config.block();
         CuGraph.execKernelNodeSetParams(exec, node, func, g.x(), g.y(), g.z(), b.x(), b.y(), b.z(),
@@ -636,9 +532,7 @@ public final class CudaDevice implements Driver {
     public long moduleLoadData(String name, byte[] image) {
         bind("cuModuleLoadData");
         long m = CuModule.loadData(name, image);
-        if (CudaLib.HAS_FUNC_GET_PARAM_INFO && !CudaLib.HAS_FUNC_GET_PARAM_COUNT) {
-            ptxParamCounts.put(m, PtxEntries.paramCounts(image));
-        }
+        kernels.loaded(m, image);
         return m;
     }
 
@@ -646,8 +540,7 @@ public final class CudaDevice implements Driver {
     public void moduleUnload(long module) {
         bind("cuModuleUnload");
         CuModule.unload(module);
-        params.removeModule(module);
-        ptxParamCounts.remove(module);
+        kernels.unloaded(module);
     }
 
     /**
@@ -663,22 +556,13 @@ public final class CudaDevice implements Driver {
     public long moduleGetFunction(long module, String func) {
         bind("cuModuleGetFunction");
         long f = CuModule.getFunction(module, func);
-        if (CudaLib.HAS_FUNC_GET_PARAM_INFO) {
-            try {
-                Integer count = CudaLib.HAS_FUNC_GET_PARAM_COUNT
-                        ? Integer.valueOf(CuModule.paramCount(f))
-                        : ptxParamCounts.getOrDefault(module, java.util.Map.of()).get(func);
-                params.put(f, module, count != null ? CuModule.paramSizes(f, count) : CuModule.paramSizesProbing(f));
-            } catch (GpuException e) {
-                // A kernel whose image carries no parameter info (old cubins) is launched unchecked.
-            }
-        }
+        kernels.lookedUp(module, func, f);
         return f;
     }
 
     /** {@return how this driver counts a kernel's parameters: {@code cuFuncGetParamCount}, {@code ptx} (falling back to probing for binaries), or {@code none}} */
     public String paramCountSource() {
-        return !CudaLib.HAS_FUNC_GET_PARAM_INFO ? "none" : CudaLib.HAS_FUNC_GET_PARAM_COUNT ? "cuFuncGetParamCount" : "ptx";
+        return CudaKernels.paramCountSource();
     }
 
     @Override
@@ -698,36 +582,10 @@ public final class CudaDevice implements Driver {
     @Override
     public void launchKernel(long func, LaunchConfig config, long stream, KernelArgs args) {
         bind("cuLaunchKernel");
-        // Only functions this driver looked up are checked: asking the driver about any other
-        // handle (an unloaded module's, say) could itself read freed memory.
-        int[] sizes = params.get(func);
-        if (sizes != null) {
-            checkArgs(func, sizes, args);
-        }
+        kernels.check(func, args);
         var g = config.grid();
         var b = config.block();
         CuModule.launchKernel(func, g.x(), g.y(), g.z(), b.x(), b.y(), b.z(), config.sharedMemBytes(), stream, args.table());
-    }
-
-    private static void checkArgs(long func, int[] sizes, KernelArgs args) {
-        int n = args.count();
-        if (n != sizes.length) {
-            throw argsError(func, sizes, args, "the kernel takes " + sizes.length + " parameters, got " + n);
-        }
-        for (int i = 0; i < n; i++) {
-            if (args.size(i) != sizes[i]) {
-                throw argsError(func, sizes, args, "parameter " + i + " is " + sizes[i] + " bytes, got " + args.size(i));
-            }
-        }
-    }
-
-    private static GpuException argsError(long func, int[] sizes, KernelArgs args, String what) {
-        List<Integer> got = new ArrayList<>();
-        for (int i = 0; i < args.count(); i++) {
-            got.add(args.size(i));
-        }
-        return invalid("cuLaunchKernel", "f=" + CudaLib.hex(func) + ": " + what + " (parameter sizes "
-                + Arrays.toString(sizes) + ", argument sizes " + got + ")");
     }
 
     /**
@@ -738,12 +596,7 @@ public final class CudaDevice implements Driver {
      */
     @Override
     public byte[] compileToPtx(String name, String source, String... options) {
-        List<String> opts = new ArrayList<>(List.of(options));
-        boolean hasArch = opts.stream().anyMatch(o -> o.startsWith(ARCH_OPTION_PREFIX_1) || o.startsWith(ARCH_OPTION_PREFIX_2));
-        if (!hasArch) {
-            opts.add(ARCH_OPTION_PREFIX_1 + "=compute_" + info.computeMajor() + info.computeMinor());
-        }
-        return NvrtcLib.compile(name, source, opts);
+        return CudaKernels.compileToPtx(info, name, source, options);
     }
 
     // ---- faults and teardown ------------------------------------------------------------------

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: Apache-2.0
+package metrale.bench.report;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import metrale.bench.report.JmhRuns.Result;
+import metrale.bench.report.JmhRuns.Run;
+
+/**
+ * The targets the page judges, and the ratios and checks computed against them from the runs,
+ * each with its verdict.
+ */
+final class Targets {
+
+    /** The D2D bandwidth the page compares with: an H200's device-to-device copy, bytes read plus written, per second. */
+    static final double H200_D2D_BYTES_PER_S = 4.3e12;
+
+    /** Bytes a {@code CopyBench.d2d} op moves, read plus written. */
+    static final double D2D_BYTES = 2.0 * (1L << 30);
+
+    /** Bytes per op below which "0 B/op" is met: JMH's own per-invocation bookkeeping shows as a fraction of a byte. */
+    static final double ZERO_BYTES = 0.5;
+
+    /** A comparison of {@code bench} with {@code baseline}; {@code target} NaN means none. */
+    record Rule(String bench, String baseline, double target, String note) {
+    }
+
+    /** An absolute throughput target: {@code bench}'s score must be at least {@code atLeast}. */
+    record Floor(String bench, double atLeast, String unit, String note) {
+    }
+
+    static final List<Rule> RULES = List.of(
+            new Rule("LaunchBench.off", "LaunchBench.bare", 1.03, "launch, telemetry off"),
+            new Rule("LaunchBench.trace", "LaunchBench.bare", 1.10, "launch, launch trace on"),
+            new Rule("LaunchBench.jfr", "LaunchBench.bare", Double.NaN, "launch, JFR recording running"),
+            new Rule("GraphBench.launchGraph", "GraphBench.bare", 1.03, "graph replay (100 kernels)"),
+            new Rule("AllocBench.ledger", "AllocBench.bare", 1.25, "alloc+free, ledger with call sites, red zones off"),
+            new Rule("AllocBench.ledgerNoSites", "AllocBench.bare", Double.NaN, "alloc+free, ledger without call sites"),
+            new Rule("AllocBench.redZones", "AllocBench.bare", Double.NaN, "alloc+free, 256 B red zones"),
+            new Rule("CopyBench.h2dHeap", "CopyBench.h2dBareNative", Double.NaN, "4 KiB H2D from a byte[] (vs bare from native)"),
+            new Rule("CopyBench.h2dNative", "CopyBench.h2dBareNative", Double.NaN, "4 KiB H2D, pageable native"),
+            new Rule("CopyBench.h2dPinned", "CopyBench.h2dBarePinned", Double.NaN, "4 KiB H2D, pinned"),
+            new Rule("CopyBench.d2hHeap", "CopyBench.d2hBareNative", Double.NaN, "4 KiB D2H into a byte[] (vs bare into native)"),
+            new Rule("CopyBench.d2hNative", "CopyBench.d2hBareNative", Double.NaN, "4 KiB D2H, pageable native"),
+            new Rule("CopyBench.d2hPinned", "CopyBench.d2hBarePinned", Double.NaN, "4 KiB D2H, pinned"),
+            new Rule("CopyBench.d2d", "CopyBench.d2dBare", Double.NaN, "1 GiB D2D + sync"),
+            new Rule("SimBench.launchSyncTraced", "SimBench.launchSync", Double.NaN, "simulator launch+sync, trace on"));
+
+    /**
+     * A ratio inside one {@code PairedBench} result: secondary counter {@code num} over {@code den}
+     * (nanoseconds summed over interleaved batches).
+     */
+    record Paired(String bench, String num, String den, double target, String note) {
+    }
+
+    static final List<Paired> PAIRED = List.of(
+            new Paired("PairedBench.launch", "offNs", "bareNs", 1.03, "launch, telemetry off (interleaved with bare)"),
+            new Paired("PairedBench.launch", "traceNs", "bareNs", 1.10, "launch, launch trace on (interleaved with bare)"),
+            new Paired("PairedBench.graph", "offNs", "bareNs", 1.03, "graph replay, 100 kernels (interleaved with bare)"),
+            new Paired("PairedBench.alloc", "offNs", "bareNs", 1.25, "alloc+free, ledger with call sites (interleaved with bare)"),
+            new Paired("PairedBench.alloc", "traceNs", "bareNs", Double.NaN, "alloc+free, ledger without call sites (interleaved)"),
+            new Paired("PoolBench.pair", "poolOffNs", "bareNs", 0.15, "pool hit alloc+free, sites off (interleaved with cuMemAlloc+cuMemFree)"),
+            new Paired("PoolBench.pair", "poolOnNs", "bareNs", 0.5, "pool hit alloc+free, every site walked (interleaved)"),
+            new Paired("PoolBench.pair", "poolSampledNs", "bareNs", Double.NaN, "pool hit alloc+free, one site in 64 walked (interleaved)"),
+            new Paired("PoolBench.pair", "poolCudaNs", "bareNs", Double.NaN, "pool over cuMemAllocAsync, sites off (interleaved)"),
+            new Paired("PoolBench.pair", "asyncNs", "bareNs", Double.NaN, "bare cuMemAllocAsync+cuMemFreeAsync (interleaved)"));
+
+    static final List<Floor> FLOORS = List.of(
+            new Floor("SimBench.axpyThreads", 1e8, "thread-invocations/s", "simulator axpy kernel, one core"),
+            new Floor("SimBench.launchSync", 2e6, "launch+sync/s", "simulator launch+sync op rate"));
+
+    /** How a target fared, judged with the error bars. */
+    enum Verdict {
+        /** The whole error range meets the target. */
+        MET("met"),
+        /** The error range reaches both sides of the target. */
+        WITHIN_ERROR("within error"),
+        /** No part of the error range meets the target. */
+        MISSED("**missed**"),
+        /** No error estimate (summed counters): judged on the point value, met. */
+        MET_NO_ERROR("met (no error bar)"),
+        /** No error estimate (summed counters): judged on the point value, missed. */
+        MISSED_NO_ERROR("**missed** (no error bar)"),
+        /** No target. */
+        NONE("—");
+
+        final String label;
+
+        Verdict(String label) {
+            this.label = label;
+        }
+
+        /** {@return whether this counts as missed} */
+        boolean missed() {
+            return this == MISSED || this == MISSED_NO_ERROR;
+        }
+
+        /**
+         * {@return the verdict of "value at most {@code target}" for a value in {@code [lo, hi]}}
+         *
+         * @param point the point value, used where there is no range
+         */
+        static Verdict atMost(double point, double lo, double hi, double target) {
+            if (Double.isNaN(target) || Double.isNaN(point)) {
+                return NONE;
+            }
+            if (Double.isNaN(lo) || Double.isNaN(hi) || lo == hi) {
+                return point <= target ? MET_NO_ERROR : MISSED_NO_ERROR;
+            }
+            return hi <= target ? MET : lo > target ? MISSED : WITHIN_ERROR;
+        }
+
+        /** {@return the verdict of "value at least {@code floor}" for a value in {@code [lo, hi]}} */
+        static Verdict atLeast(double point, double lo, double hi, double floor) {
+            if (Double.isNaN(point)) {
+                return NONE;
+            }
+            if (Double.isNaN(lo) || Double.isNaN(hi) || lo == hi) {
+                return point >= floor ? MET_NO_ERROR : MISSED_NO_ERROR;
+            }
+            return lo >= floor ? MET : hi < floor ? MISSED : WITHIN_ERROR;
+        }
+    }
+
+    /**
+     * A computed ratio or floor check; {@code lo} and {@code hi} bound the ratio (or, without a
+     * baseline, the score) within the error bars, NaN where there is no error estimate.
+     */
+    record Ratio(String run, String what, String bench, String params, String baseline, double score,
+                 double base, String unit, double ratio, double lo, double hi, String target, Verdict verdict) {
+    }
+
+    static List<Ratio> ratios(List<Run> runs) {
+        List<Ratio> out = new ArrayList<>();
+        for (Run run : runs) {
+            for (Rule rule : RULES) {
+                for (Result r : run.results()) {
+                    if (!r.bench().equals(rule.bench())) {
+                        continue;
+                    }
+                    Result b = run.find(rule.baseline(), r.params());
+                    if (b == null) {
+                        continue;
+                    }
+                    double ratio = r.secondsPerOp() / b.secondsPerOp();
+                    double[] rb = r.secondsPerOpBounds();
+                    double[] bb = b.secondsPerOpBounds();
+                    double lo = rb[0] / bb[1];
+                    double hi = rb[1] / bb[0];
+                    if (Double.isNaN(r.error()) || Double.isNaN(b.error())) {
+                        lo = Double.NaN;
+                        hi = Double.NaN;
+                    }
+                    boolean has = !Double.isNaN(rule.target());
+                    out.add(new Ratio(run.name(), rule.note(), r.bench(), r.params(), b.bench(), r.score(), b.score(), r.unit(), ratio,
+                            lo, hi, has ? String.format(Locale.ROOT, "≤ %.2f×", rule.target()) : "—",
+                            Verdict.atMost(ratio, lo, hi, rule.target())));
+                    if (rule.bench().equals("LaunchBench.off")) {
+                        double bl = Math.max(0, r.bytesPerOp() - r.bytesPerOpError());
+                        double bh = r.bytesPerOp() + r.bytesPerOpError();
+                        // Below half a byte counts as none: JMH's own bookkeeping shows as a fraction of a byte.
+                        Verdict v = Double.isNaN(r.bytesPerOp()) ? Verdict.NONE
+                                : Double.isNaN(r.bytesPerOpError()) ? (r.bytesPerOp() < ZERO_BYTES ? Verdict.MET_NO_ERROR : Verdict.MISSED_NO_ERROR)
+                                : bh < ZERO_BYTES ? Verdict.MET : bl >= ZERO_BYTES ? Verdict.MISSED : Verdict.WITHIN_ERROR;
+                        out.add(new Ratio(run.name(), "launch, telemetry off: allocation", r.bench(), r.params(), "", r.bytesPerOp(),
+                                Double.NaN, "B/op", Double.NaN, bl, bh, "0 B/op", v));
+                    }
+                }
+            }
+            for (Paired p : PAIRED) {
+                for (Result r : run.results()) {
+                    if (!r.bench().equals(p.bench())) {
+                        continue;
+                    }
+                    Double num = r.secondary().get(p.num());
+                    Double den = r.secondary().get(p.den());
+                    Double ops = r.secondary().get("ops");
+                    if (num == null || den == null || ops == null || ops == 0) {
+                        continue;
+                    }
+                    double ratio = num / den;
+                    double ne = r.secondaryError().getOrDefault(p.num(), Double.NaN);
+                    double de = r.secondaryError().getOrDefault(p.den(), Double.NaN);
+                    double lo = Double.isNaN(ne) || Double.isNaN(de) ? Double.NaN : (num - ne) / (den + de);
+                    double hi = Double.isNaN(ne) || Double.isNaN(de) ? Double.NaN
+                            : den - de <= 0 ? Double.POSITIVE_INFINITY : (num + ne) / (den - de);
+                    boolean has = !Double.isNaN(p.target());
+                    // graph and alloc ignore the kernel parameter: their two results are repeats.
+                    String params = !p.bench().startsWith("PairedBench.") || p.bench().equals("PairedBench.launch") ? r.params()
+                            : r.params() + " (unused; a repeat)";
+                    out.add(new Ratio(run.name(), p.note(), r.bench() + ":" + p.num(), params, r.bench() + ":" + p.den(),
+                            num / ops, den / ops, "ns/op", ratio, lo, hi,
+                            has ? String.format(Locale.ROOT, "≤ %.2f×", p.target()) : "—",
+                            Verdict.atMost(ratio, lo, hi, p.target())));
+                }
+            }
+            for (Result r : run.results()) {
+                Double calls = r.secondary().get("driverAllocs");
+                if (r.bench().endsWith("Bench.step") && calls != null) {
+                    out.add(new Ratio(run.name(), "steady-state pool step: driver allocation calls", r.bench() + ":driverAllocs",
+                            r.params(), "", calls, Double.NaN, "calls", Double.NaN, Double.NaN, Double.NaN, "0",
+                            calls == 0 ? Verdict.MET : Verdict.MISSED));
+                }
+            }
+            for (Floor f : FLOORS) {
+                for (Result r : run.results()) {
+                    if (r.bench().equals(f.bench())) {
+                        double lo = r.score() - r.error();
+                        double hi = r.score() + r.error();
+                        out.add(new Ratio(run.name(), f.note(), r.bench(), r.params(), "", r.score(), Double.NaN, r.unit(),
+                                Double.NaN, lo, hi, String.format(Locale.ROOT, "≥ %.0e %s", f.atLeast(), f.unit()),
+                                Verdict.atLeast(r.score(), lo, hi, f.atLeast())));
+                    }
+                }
+            }
+            for (Result r : run.results()) {
+                if (r.bench().equals("CopyBench.d2d") || r.bench().equals("CopyBench.d2dBare")) {
+                    double bw = D2D_BYTES / r.secondsPerOp();
+                    out.add(new Ratio(run.name(), "1 GiB D2D bandwidth, TB/s (read+written) and fraction of 4.3 TB/s",
+                            r.bench(), r.params(), "", bw / 1e12, Double.NaN, "TB/s", bw / H200_D2D_BYTES_PER_S, Double.NaN,
+                            Double.NaN, "—", Verdict.NONE));
+                }
+            }
+        }
+        return out;
+    }
+
+    private Targets() {
+    }
+}
