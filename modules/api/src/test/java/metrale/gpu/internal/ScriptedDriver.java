@@ -139,7 +139,7 @@ public final class ScriptedDriver implements Driver {
     private long nextHandle = 16;
     private final Set<Long> streams = new HashSet<>();
     private final Map<Long, Ev> events = new HashMap<>();
-    private final List<Long> recorded = new ArrayList<>();
+    private final List<Recorded> recorded = new ArrayList<>();
     private boolean hold;
     private final Map<Long, List<Node>> capturing = new HashMap<>();
     private final Map<Long, List<Node>> graphs = new HashMap<>();
@@ -242,8 +242,12 @@ public final class ScriptedDriver implements Driver {
         events.values().forEach(e -> e.done = true);
     }
 
-    /** {@return the events recorded so far, oldest record first (an event recorded twice twice)} */
-    public synchronized List<Long> recordedEvents() {
+    /** One {@code eventRecord}: the event and the stream it was recorded on. */
+    public record Recorded(long event, long stream) {
+    }
+
+    /** {@return the event records so far, oldest first (an event recorded twice appears twice)} */
+    public synchronized List<Recorded> recordedEvents() {
         return List.copyOf(recorded);
     }
 
@@ -738,7 +742,7 @@ public final class ScriptedDriver implements Driver {
         Ev e = ev(event, "eventRecord");
         e.stream = stream;
         e.done = !hold;
-        recorded.add(event);
+        recorded.add(new Recorded(event, stream));
     }
 
     @Override
