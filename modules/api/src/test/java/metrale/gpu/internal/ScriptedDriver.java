@@ -236,6 +236,11 @@ public final class ScriptedDriver implements Driver {
         ev(event, "complete").done = true;
     }
 
+    /** {@return whether the work before {@code event}'s last record is complete} */
+    public synchronized boolean isComplete(long event) {
+        return ev(event, "isComplete").done;
+    }
+
     /** Completes every recorded event and stops holding them. */
     public synchronized void releaseEvents() {
         hold = false;
