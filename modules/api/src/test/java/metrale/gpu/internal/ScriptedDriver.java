@@ -134,6 +134,8 @@ public final class ScriptedDriver implements Driver {
     private final List<String> calls = new ArrayList<>();
     private final Map<String, Integer> counts = new HashMap<>();
     private final Map<String, ArrayDeque<CudaError>> failures = new HashMap<>();
+    private final Map<String, Integer> drops = new HashMap<>();
+    private String race;
     private CudaError sticky;
 
     private long nextHandle = 16;
@@ -152,6 +154,8 @@ public final class ScriptedDriver implements Driver {
     private final Map<Long, String> functions = new HashMap<>();
 
     private boolean memPools;
+    private boolean checksOrder;
+    private Extents extents;
     private boolean closed;
 
     /** A driver of a 1 GiB device. */
@@ -222,6 +226,39 @@ public final class ScriptedDriver implements Driver {
     /** Makes the next call of {@code call} (a method name, e.g. {@code memAlloc}) fail with {@code error}. */
     public synchronized ScriptedDriver failNext(String call, CudaError error) {
         failures.computeIfAbsent(call, k -> new ArrayDeque<>()).add(error);
+        return this;
+    }
+
+    /**
+     * Makes the next call of {@code call} return without doing anything, as a driver that
+     * silently ignores it would; for the graph node setters.
+     */
+    public synchronized ScriptedDriver dropNext(String call) {
+        drops.merge(call, 1, Integer::sum);
+        return this;
+    }
+
+    /** {@return whether the call just logged is to be dropped} */
+    private boolean dropped(String call) {
+        Integer n = drops.get(call);
+        if (n == null) {
+            return false;
+        }
+        if (n == 1) {
+            drops.remove(call);
+        } else {
+            drops.put(call, n - 1);
+        }
+        return true;
+    }
+
+    /**
+     * Makes the driver one that checks stream order, answering {@code description} for every block
+     * the pool hands out ({@code null}: none is unordered).
+     */
+    public synchronized ScriptedDriver reportRaces(String description) {
+        race = description;
+        checksOrder = true;
         return this;
     }
 
@@ -621,6 +658,31 @@ public final class ScriptedDriver implements Driver {
     }
 
     @Override
+    public synchronized boolean detectsStreamOrderViolations() {
+        return checksOrder;
+    }
+
+    @Override
+    public synchronized String streamOrderViolation(long ptr, long bytes, long stream) {
+        call("streamOrderViolation");
+        return race;
+    }
+
+    @Override
+    public synchronized void allocationExtents(Extents extents) {
+        this.extents = extents;
+    }
+
+    /** {@return the runtime's answer to which allocation {@code addr} lies in, as {@link #allocationExtents} gave it; {@code null} when none} */
+    public long[] extentOf(long addr) {
+        Extents e;
+        synchronized (this) {
+            e = extents;
+        }
+        return e == null ? null : e.of(addr);
+    }
+
+    @Override
     public synchronized void memcpyHtoD(long dst, MemorySegment src, long bytes) {
         call("memcpyHtoD");
         write(dst, src.asSlice(0, bytes).toArray(ValueLayout.JAVA_BYTE));
@@ -907,6 +969,9 @@ public final class ScriptedDriver implements Driver {
     @Override
     public synchronized void graphExecKernelNodeSetParams(long exec, long node, long func, LaunchConfig config, KernelArgs args) {
         call("graphExecKernelNodeSetParams");
+        if (dropped("graphExecKernelNodeSetParams")) {
+            return;
+        }
         Node n = execNode("graphExecKernelNodeSetParams", exec, node, NODE_KERNEL);
         n.func = func;
         n.config = config;
@@ -916,6 +981,9 @@ public final class ScriptedDriver implements Driver {
     @Override
     public synchronized void graphExecCopyNodeSetParams(long exec, long node, long src, long dst, long bytes) {
         call("graphExecCopyNodeSetParams");
+        if (dropped("graphExecCopyNodeSetParams")) {
+            return;
+        }
         Node n = execNode("graphExecCopyNodeSetParams", exec, node, NODE_MEMCPY);
         n.src = src;
         n.dst = dst;
@@ -925,6 +993,9 @@ public final class ScriptedDriver implements Driver {
     @Override
     public synchronized void graphExecMemsetNodeSetParams(long exec, long node, long ptr, int value, long bytes) {
         call("graphExecMemsetNodeSetParams");
+        if (dropped("graphExecMemsetNodeSetParams")) {
+            return;
+        }
         Node n = execNode("graphExecMemsetNodeSetParams", exec, node, NODE_MEMSET);
         n.dst = ptr;
         n.value = value & 0xff;
