@@ -39,18 +39,24 @@ class CapturedStepTest {
     private Gpu gpu;
     private KernelArgs args;
 
-    /** {@return a driver with {@code add_i32(p, v, n)}: adds v to the first n ints of p, one per thread} */
+    /**
+     * {@return a driver with {@code add_i32(p, v, n)} (adds v to the first n ints of p, one per
+     * thread), {@code set_i32(p, v, n)} (sets them to v) and {@code touch(a, b)} (does nothing)}
+     */
     static ScriptedDriver withKernels() {
-        return new ScriptedDriver().kernel(MODULE, "add_i32", (d, config, a) -> {
-            long threads = (long) config.grid().x() * config.block().x();
-            int n = (int) Math.min((int) a[2], threads);
-            for (int i = 0; i < n; i++) {
-                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(d.read(a[0] + 4L * i, 4)).order(java.nio.ByteOrder.nativeOrder());
-                int x = b.getInt(0) + (int) a[1];
-                b.putInt(0, x);
-                d.write(a[0] + 4L * i, b.array());
-            }
-        });
+        return new ScriptedDriver().kernel(MODULE, "add_i32", (d, config, a) -> ints(d, config, a, true))
+                .kernel(MODULE, "set_i32", (d, config, a) -> ints(d, config, a, false))
+                .kernel(MODULE, "touch", (d, config, a) -> { });
+    }
+
+    private static void ints(ScriptedDriver d, LaunchConfig config, long[] a, boolean add) {
+        long threads = (long) config.grid().x() * config.block().x();
+        int n = (int) Math.min((int) a[2], threads);
+        for (int i = 0; i < n; i++) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(d.read(a[0] + 4L * i, 4)).order(java.nio.ByteOrder.nativeOrder());
+            b.putInt(0, (add ? b.getInt(0) : 0) + (int) a[1]);
+            d.write(a[0] + 4L * i, b.array());
+        }
     }
 
     @BeforeEach
@@ -208,6 +214,7 @@ class CapturedStepTest {
                     .contains("a replay of the graph leaves other bytes than the eager run")
                     .contains("0x" + Long.toHexString(p.address()))
                     .contains("op #0 " + MODULE + "::add_i32 [kernel] whose argument 0 names it")
+                    .contains("first at +0 (eager 0x7, replay 0x3)")
                     .contains("the next run captures again");
             assertThat(step.phase()).isEqualTo(CapturedStep.Phase.CAPTURE);
             step.run(s);            // recapture: +5

@@ -36,8 +36,9 @@ class AdoptionsTest {
         invalid(() -> table.adopt(0, 16, "x", "s", null), "address=0");
         invalid(() -> table.adopt(-16, 32, "x", "s", null), "[0xfffffffffffffff0, +32)", "wraps");
         table.adopt(-32, 16, "high", "s", null);
+        table.adopt(0x9000, 0, "empty", "s", null);
         invalid(() -> table.adopt(0x1000, 16, "x", "s", "a live allocation"), "[0x1000, +16)", "own memory (a live allocation)");
-        assertThat(table.snapshot()).hasSize(1);
+        assertThat(table.snapshot()).hasSize(2);
     }
 
     @Test
@@ -60,6 +61,7 @@ class AdoptionsTest {
         assertThat(table.covers(0x10ff, 2)).as("across two adoptions").isFalse();
         assertThat(table.covers(0x0fff, 1)).isFalse();
         assertThat(table.covers(0x1200, 1)).isFalse();
+        assertThat(table.covers(0x1200, 0)).as("the empty range at the end").isFalse();
         assertThat(table.explainPast(0x10f0, 0x20)).isEqualTo("[0x10f0, +32) starts at +240 in "
                 + table.snapshot().getFirst().describe() + " but runs 16 byte(s) past its end");
         assertThat(table.explainPast(0x0fff, 4)).isNull();

@@ -62,6 +62,7 @@ class LedgerUnitTest {
                 + " but runs 16 byte(s) past its end and past its 64-byte red zone");
         assertThat(ledger.explainRange(0x1100, 100)).isEqualTo("[0x1100, +100) starts at +256 in " + padded.describe()
                 + " but runs 100 byte(s) past its end and past its 64-byte red zone");
+        assertThat(ledger.explainRange(0x1140, 4)).as("just past the red zone").contains("is not in device memory");
         assertThat(ledger.explainRange(0x2070, 32)).isEqualTo("[0x2070, +32) starts at +112 in " + plain.describe()
                 + " but runs 16 byte(s) past its end");
     }
@@ -125,7 +126,10 @@ class LedgerUnitTest {
 
     @Test
     void drainTakesEveryEntryOldestFirstAndRemembersThemAsFreed() {
-        assertThat(ledger.drain("close")).containsExactly(padded, plain);
+        Ledger.Entry low = entry(0x0100, 8, 0, ledger.nextIndex(), false);
+        ledger.add(low);
+        assertThat(ledger.snapshot()).as("by index, not by address").containsExactly(padded, plain, low);
+        assertThat(ledger.drain("close")).containsExactly(padded, plain, low);
         assertThat(ledger.count()).isZero();
         assertThat(ledger.liveBytes()).isZero();
         assertThat(ledger.explainNotLive(0x1000)).endsWith("freed at close");

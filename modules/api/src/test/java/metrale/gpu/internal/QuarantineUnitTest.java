@@ -130,11 +130,29 @@ class QuarantineUnitTest {
         RedZones rz = new RedZones(16, 0);
         Quarantine q = new Quarantine(driver, rz, 1 << 20);
         Quarantine.Held a = held(rz, 32, 0, -1, true);
-        driver.failNext("ctxSynchronize", CudaError.LAUNCH_TIMEOUT);
+        driver.failNext("ctxSynchronize", CudaError.UNKNOWN);
         assertThatThrownBy(() -> q.admit(a, false)).isInstanceOf(GpuException.class);
         assertThat(q.bytes()).isEqualTo(48);
-        ScriptedDriver other = new ScriptedDriver();
-        assertThat(other.count("ctxSynchronize")).isZero();
+        driver.failNext("memcpyDtoH", CudaError.INVALID_VALUE);
+        assertThatThrownBy(() -> q.settle(false)).as("a failed read of a held range is no skip: it is still held")
+                .isInstanceOfSatisfying(GpuException.class, e -> assertThat(e.error()).isEqualTo(CudaError.INVALID_VALUE));
+        driver.write(a.entry().end(), new byte[] {0});
+        q.settle(false);
+        assertThat(q.violations()).as("scanned at last").hasSize(1);
+    }
+
+    @Test
+    void atMostAThousandAndTwentyFourViolationsAreKept() {
+        RedZones rz = new RedZones(16, 0);
+        Quarantine q = new Quarantine(driver, rz, 0);
+        for (int i = 0; i < 1025; i++) {
+            Quarantine.Held h = held(rz, 16, i, -1, true);
+            driver.write(h.entry().end(), new byte[] {0});
+            q.admit(h, true);
+        }
+        q.settle(false);
+        assertThat(q.violations()).hasSize(1024);
+        assertThat(released).hasSize(1025);
     }
 
     @Test

@@ -128,8 +128,11 @@ public final class ScriptedDriver implements Driver {
     private long nextDevice = DEVICE_BASE;
     private long nextManaged = MANAGED_BASE;
     private long used;
-    private long asyncUsed;
-    private long asyncHigh;
+    /** The stream-ordered pool: bytes it reserves from the device, and of them those free for reuse. */
+    private long poolReserved;
+    private long poolFree;
+    private long poolReservedHigh;
+    private long poolUsedHigh;
 
     private final List<String> calls = new ArrayList<>();
     private final Map<String, Integer> counts = new HashMap<>();
@@ -148,6 +151,7 @@ public final class ScriptedDriver implements Driver {
     private final Map<Long, List<Node>> execs = new HashMap<>();
     private final Map<Long, Node> nodes = new HashMap<>();
     private boolean noEdges;
+    private int nodeType = -1;
 
     private final Map<String, Kernel> kernels = new HashMap<>();
     private final Map<Long, String> modules = new HashMap<>();
@@ -296,6 +300,12 @@ public final class ScriptedDriver implements Driver {
     /** Makes {@link #graphGetEdges} answer no edges, as for a capture that forked. */
     public synchronized ScriptedDriver noEdges() {
         noEdges = true;
+        return this;
+    }
+
+    /** Makes {@link #graphNodeType} answer {@code type} for every node, as a driver whose nodes are not what the trace says. */
+    public synchronized ScriptedDriver nodeType(int type) {
+        nodeType = type;
         return this;
     }
 
@@ -622,9 +632,18 @@ public final class ScriptedDriver implements Driver {
     public synchronized long memAllocAsync(long bytes, long stream) {
         call("memAllocAsync");
         stream("memAllocAsync", stream);
-        long p = alloc("memAllocAsync", bytes, false);
-        asyncUsed += bytes;
-        asyncHigh = Math.max(asyncHigh, asyncUsed);
+        long p;
+        if (bytes > 0 && poolFree >= bytes) {
+            // Reserved memory freed before: the pool hands it out again without asking the device.
+            used -= bytes;
+            p = alloc("memAllocAsync", bytes, false);
+            poolFree -= bytes;
+        } else {
+            p = alloc("memAllocAsync", bytes, false);
+            poolReserved += bytes;
+        }
+        poolReservedHigh = Math.max(poolReservedHigh, poolReserved);
+        poolUsedHigh = Math.max(poolUsedHigh, poolReserved - poolFree);
         return p;
     }
 
@@ -634,20 +653,28 @@ public final class ScriptedDriver implements Driver {
         stream("memFreeAsync", stream);
         Long bytes = allocations.get(ptr);
         release("memFreeAsync", ptr);
-        asyncUsed -= bytes;
+        // The bytes stay reserved by the pool, and allocated from the device, until a trim.
+        used += bytes;
+        poolFree += bytes;
     }
 
     @Override
     public synchronized void memPoolTrimTo(long minBytesToKeep) {
         call("memPoolTrimTo");
+        long give = Math.min(poolFree, Math.max(0, poolReserved - minBytesToKeep));
+        poolFree -= give;
+        poolReserved -= give;
+        used -= give;
     }
 
     @Override
     public synchronized long memPoolGetAttribute(int attr) {
         call("memPoolGetAttribute");
         return switch (attr) {
-            case MEMPOOL_ATTR_RESERVED_MEM_CURRENT, MEMPOOL_ATTR_USED_MEM_CURRENT -> asyncUsed;
-            case MEMPOOL_ATTR_RESERVED_MEM_HIGH, MEMPOOL_ATTR_USED_MEM_HIGH -> asyncHigh;
+            case MEMPOOL_ATTR_RESERVED_MEM_CURRENT -> poolReserved;
+            case MEMPOOL_ATTR_USED_MEM_CURRENT -> poolReserved - poolFree;
+            case MEMPOOL_ATTR_RESERVED_MEM_HIGH -> poolReservedHigh;
+            case MEMPOOL_ATTR_USED_MEM_HIGH -> poolUsedHigh;
             default -> throw invalid("memPoolGetAttribute", "attr=" + attr);
         };
     }
@@ -864,8 +891,9 @@ public final class ScriptedDriver implements Driver {
 
     @Override
     public synchronized long streamEndCapture(long stream) {
-        call("streamEndCapture");
+        // Ended even when the call fails, as a capture CUDA invalidated is.
         List<Node> g = capturing.remove(stream);
+        call("streamEndCapture");
         if (g == null) {
             throw new GpuException(CudaError.ILLEGAL_STATE, "streamEndCapture", "not capturing");
         }
@@ -951,7 +979,7 @@ public final class ScriptedDriver implements Driver {
         if (n == null) {
             throw invalid("graphNodeType", "node " + node);
         }
-        return n.type;
+        return nodeType >= 0 ? nodeType : n.type;
     }
 
     private Node execNode(String call, long exec, long node, int type) {

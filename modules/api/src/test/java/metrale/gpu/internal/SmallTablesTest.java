@@ -23,6 +23,7 @@ class SmallTablesTest {
         assertThat(t.covers(0x10ff, 1)).isTrue();
         assertThat(t.covers(0x10ff, 2)).isFalse();
         assertThat(t.covers(0x1100, 1)).isFalse();
+        assertThat(t.covers(0x2100, 0)).as("the empty range at the end").isFalse();
         assertThat(t.covers(0x0fff, 1)).isFalse();
         assertThat(t.overlaps(0x0f00, 0x100)).as("ends where the chunk starts").isFalse();
         assertThat(t.overlaps(0x0f00, 0x101)).isTrue();
@@ -61,6 +62,9 @@ class SmallTablesTest {
             assertThat(r.coversAddress(p + 255, 1)).isTrue();
             assertThat(r.coversAddress(p + 255, 2)).isFalse();
             assertThat(r.coversAddress(p + 256, 1)).isFalse();
+            assertThat(r.coversAddress(p + 256, 0)).as("the empty range at the end").isFalse();
+            assertThat(r.contains(MemorySegment.ofAddress(p + 16).reinterpret(241))).as("one byte past the end").isFalse();
+            assertThat(r.contains(MemorySegment.ofAddress(p + 16).reinterpret(240))).isTrue();
             assertThat(r.coversAddress(p - 1, 1)).isFalse();
             assertThat(r.remove(seg.asSlice(8))).as("only the base address removes").isNull();
             assertThat(r.remove(MemorySegment.ofAddress(p))).isSameAs(seg);

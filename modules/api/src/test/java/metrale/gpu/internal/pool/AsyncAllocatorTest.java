@@ -79,6 +79,11 @@ class AsyncAllocatorTest {
         assertThat(pool.stats().driverFrees()).isEqualTo(1);
         assertThat(pool.stats().requestedBytes()).isEqualTo(3000);
         assertThat(pool.stats().peakAllocatedBytes()).isEqualTo(4000);
+        assertThat(pool.stats().reservedBytes()).as("CUDA's pool keeps what was freed").isEqualTo(4000);
+        assertThat(pool.stats().allocatedBytes()).isEqualTo(3000);
+        assertThat(pool.stats().cachedBytes()).isEqualTo(1000);
+        assertThat(pool.cachedBytes()).isEqualTo(1000);
+        pool.emptyCache();
         assertThat(pool.cachedBytes()).isZero();
         assertThat(pool.snapshot().chunks()).isEmpty();
         assertThat(pool.snapshot().history()).extracting(e -> e.action()).containsExactly("alloc", "alloc", "free");
@@ -164,14 +169,17 @@ class AsyncAllocatorTest {
         pool.emptyCache();
         assertThat(driver.count("memFreeAsync")).isZero();
         capture = false;
+        long c0 = pool.alloc(MIB, s1, "s", 9);
+        assertThat(driver.count("memFreeAsync")).as("flushed by the next allocation").isEqualTo(1);
+        pool.free(c0, s1);
         pool.free(b, s1);
-        assertThat(driver.count("memFreeAsync")).isEqualTo(2);
+        assertThat(driver.count("memFreeAsync")).isEqualTo(3);
         assertThat(driver.allocations()).isEmpty();
         // An unmarked free during a capture is not deferred.
         long c = pool.alloc(MIB, s1, "s", 2);
         capture = true;
         pool.free(c, s1);
-        assertThat(driver.count("memFreeAsync")).isEqualTo(3);
+        assertThat(driver.count("memFreeAsync")).isEqualTo(4);
     }
 
     @Test
@@ -218,6 +226,14 @@ class AsyncAllocatorTest {
         pool.streamDestroyed(s2);
         pool.streamDestroyed(12345);
         assertThat(driver.count("streamSynchronize")).as("nothing held: no waits").isEqualTo(1);
+        long s3 = driver.streamCreate(1);
+        long s4 = driver.streamCreate(1);
+        long c = pool.alloc(MIB, s3, "s", 2);
+        pool.recordStream(c, s4);
+        pool.streamDestroyed(s2);
+        assertThat(driver.count("streamSynchronize")).as("a block marked for another stream does not hold this one").isEqualTo(1);
+        pool.streamDestroyed(s4);
+        assertThat(driver.count("streamSynchronize")).as("the marked stream does").isEqualTo(2);
         pool.streamSynchronized(s1);
         pool.deviceSynchronized();
     }
@@ -243,6 +259,8 @@ class AsyncAllocatorTest {
         pool.emptyCache();
         assertThat(driver.recordedEvents()).as("a's remaining mark, s3, was ordered at its destroy")
                 .extracting(ScriptedDriver.Recorded::stream).containsExactly(s2, s2, s3);
+        assertThat(driver.count("streamWaitEvent")).as("each record is waited for by the freeing stream").isEqualTo(3);
+        assertThat(driver.count("eventCreate")).as("one event, given back after each wait").isEqualTo(1);
         assertThat(driver.allocations()).isEmpty();
     }
 
@@ -263,6 +281,15 @@ class AsyncAllocatorTest {
                 "cuMemPoolSetAttribute (release threshold)", "cuEventDestroy_v2 pool event");
         assertThat(driver.allocations()).isEmpty();
         assertThat(pool.owns(b)).isFalse();
+        assertThat(driver.count("memPoolSetAttribute")).as("raised at creation, reset at close").isEqualTo(2);
+        assertThat(driver.count("eventDestroy")).isEqualTo(1);
+        steps.clear();
+        pool.close((what, step) -> {
+            steps.add(what);
+            step.run();
+        });
+        assertThat(steps).as("a second close has nothing left to free").containsExactly("cuMemPoolTrimTo",
+                "cuMemPoolSetAttribute (release threshold)");
     }
 
     @Test

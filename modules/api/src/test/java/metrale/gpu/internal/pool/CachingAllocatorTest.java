@@ -82,6 +82,9 @@ class CachingAllocatorTest {
         }
         assertThat(driver.count("memAlloc")).isZero();
         assertThat(pool.kind()).isEqualTo("caching");
+        long largest = Long.MAX_VALUE - (2 << 20);
+        assertThatThrownBy(() -> alloc(largest, 0)).as("the largest size is taken, and no device has it")
+                .isInstanceOfSatisfying(GpuException.class, e -> assertThat(e.error()).isEqualTo(CudaError.OUT_OF_MEMORY));
     }
 
     // ---- split and coalesce ------------------------------------------------------------------------
@@ -105,6 +108,16 @@ class CachingAllocatorTest {
         assertThat(st.cachedBytes()).isEqualTo(2 * MIB - 2560);
         assertThat(blocks()).extracting(PoolSnapshot.Block::bytes).containsExactly(1024L, 1024L, 512L, 2 * MIB - 2560);
         assertThat(blocks()).extracting(PoolSnapshot.Block::allocated).containsExactly(true, true, true, false);
+    }
+
+    @Test
+    void aSmallRestOfExactlyOneGranuleIsSplitOff() {
+        long a = alloc(MIB, s1);
+        long b = alloc(MIB - 512, s1);
+        assertThat(blocks()).extracting(PoolSnapshot.Block::bytes).containsExactly(MIB, MIB - 512, 512L);
+        assertThat(alloc(1, s1)).isEqualTo(b + MIB - 512);
+        assertThat(a).isNotZero();
+        assertThat(driver.count("memAlloc")).isEqualTo(1);
     }
 
     @Test
@@ -244,10 +257,11 @@ class CachingAllocatorTest {
         assertThat(alloc(10 * MIB, s2)).as("reused once the fence completed").isEqualTo(a);
         assertThat(driver.count("eventQuery")).isEqualTo(3);
         assertThat(driver.count("eventCreate")).isEqualTo(1);
-        // A later free on s1 is covered by the same event, recorded again.
+        // A later free on s1 is covered by the same event, recorded again; the fence seen complete is not asked again.
         pool.free(b, s1);
         long e = alloc(10 * MIB, s2);
         assertThat(e).isNotEqualTo(b);
+        assertThat(driver.count("eventQuery")).isEqualTo(3);
         assertThat(driver.recordedEvents()).hasSize(2).extracting(ScriptedDriver.Recorded::event).containsOnly(fence);
         assertThat(driver.count("eventCreate")).isEqualTo(1);
     }
@@ -294,6 +308,17 @@ class CachingAllocatorTest {
         pool.deviceSynchronized();
         assertThat(alloc(10 * MIB, s3)).isEqualTo(b);
         assertThat(alloc(10 * MIB, s3)).isEqualTo(a);
+    }
+
+    @Test
+    void anUnmarkedFreeDuringACaptureIsBinnedAtOnce() {
+        long a = alloc(10 * MIB, s1);
+        capture = true;
+        pool.free(a, s1);
+        assertThat(alloc(10 * MIB, s1)).isEqualTo(a);
+        assertThat(pool.stats().requestedBytes()).isEqualTo(10 * MIB);
+        pool.free(a, s1);
+        assertThat(pool.stats().requestedBytes()).as("a free gives its request back").isZero();
     }
 
     @Test
@@ -413,6 +438,7 @@ class CachingAllocatorTest {
         assertThatThrownBy(() -> alloc(MIB, s1)).isInstanceOf(GpuException.class);
         assertThat(alloc(10 * MIB, s1)).as("both events recorded on the next try").isEqualTo(a);
         assertThat(driver.recordedEvents()).extracting(ScriptedDriver.Recorded::stream).containsExactly(s2, s3);
+        assertThat(driver.count("eventCreate")).as("the failed record's event was kept").isEqualTo(2);
     }
 
     @Test
@@ -464,6 +490,25 @@ class CachingAllocatorTest {
     }
 
     @Test
+    void aRequestWithAChunkOfItsOwnIsRetriedOnce() {
+        driver = new ScriptedDriver(8 * MIB);
+        pool = new CachingAllocator(driver, () -> false);
+        assertThatThrownBy(() -> alloc(10 * MIB, 0)).isInstanceOf(GpuException.class);
+        assertThat(driver.count("memAlloc")).as("the chunk is the block: tried, then tried once more").isEqualTo(2);
+    }
+
+    @Test
+    void aListOfExactlyTenSitesIsComplete() {
+        driver = new ScriptedDriver(4 * MIB);
+        pool = new CachingAllocator(driver, () -> false);
+        for (int i = 0; i < 10; i++) {
+            pool.alloc(512, 0, "Site" + i + ".java:9", i);
+        }
+        assertThatThrownBy(() -> alloc(3 * MIB, 0)).isInstanceOfSatisfying(GpuException.class,
+                e -> assertThat(e.getMessage()).contains("Site9.java:9=512 B;").doesNotContain("more site"));
+    }
+
+    @Test
     void outOfMemoryAfterTheRetryNamesTheRequestTheCacheAndTheSites() {
         driver = new ScriptedDriver(24 * MIB);
         pool = new CachingAllocator(driver, () -> false);
@@ -475,7 +520,8 @@ class CachingAllocatorTest {
             assertThat(e.error()).isEqualTo(CudaError.OUT_OF_MEMORY);
             assertThat(e.operation()).isEqualTo("pool.alloc");
             assertThat(e.getMessage()).contains("requested " + 13 * MIB + " bytes (" + 13 * MIB + " rounded) at Here.java:7",
-                    "the pool reserves " + 12 * MIB + " bytes", (10 * MIB + 11 * 512) + " allocated in 12 block(s)",
+                    "the pool reserves " + 12 * MIB + " bytes", (10 * MIB + 11 * 512) + " allocated in 12 block(s), "
+                    + (2 * MIB - 11 * 512) + " free;",
                     "Held.java:1=" + 10 * MIB + " B;", "... 2 more site(s);",
                     "the device reports " + (12 * MIB) + " bytes free");
             assertThat(e.getCause()).isInstanceOf(GpuException.class);
@@ -556,6 +602,10 @@ class CachingAllocatorTest {
         assertThat(pool.stats().allocatedBytes()).isZero();
         assertThat(pool.stats().requestedBytes()).isZero();
         assertThat(pool.toString()).isEqualTo("CachingAllocator[reserved=0, allocated=0, chunks=0, live=0]");
+        assertThat(pool.stats().largestCachedBlock()).as("no bins are left").isZero();
+        steps.clear();
+        pool.close((what, step) -> steps.add(what));
+        assertThat(steps).as("a second close has nothing left").isEmpty();
     }
 
     @Test
@@ -589,6 +639,19 @@ class CachingAllocatorTest {
         // What remains of the retired lane's small chunk still serves, split from it.
         pool.free(keep, 0);
         assertThat(pool.stats().chunks()).isEqualTo(2);
+    }
+
+    @Test
+    void whatIsSplitOffABlockOfADestroyedStreamStaysInItsRetiredLane() {
+        long a = alloc(1000, s1);
+        pool.free(a, s1);
+        pool.streamDestroyed(s1);
+        driver.streamDestroy(s1);
+        long b = alloc(1000, s2);
+        assertThat(b).isEqualTo(a);
+        assertThat(alloc(1000, s2)).as("the rest, safe like the block it was cut from").isEqualTo(a + 1024);
+        assertThat(driver.count("memAlloc")).isEqualTo(1);
+        assertThat(driver.count("eventRecord")).isZero();
     }
 
     @Test
@@ -643,6 +706,32 @@ class CachingAllocatorTest {
         pool.free(a, s1);
         assertThat(driver.recordedEvents()).as("the mark was spent by the destroy's sync").hasSize(1);
         assertThat(alloc(10 * MIB, s1)).isEqualTo(a);
+    }
+
+    @Test
+    void aDeferredFreeRecordsOnlyTheDestroyedStreamsEventAndKeepsTheRest() {
+        long s3 = driver.streamCreate(1);
+        long a = alloc(10 * MIB, s1);
+        pool.recordStream(a, s2);
+        pool.recordStream(a, s3);
+        capture = true;
+        pool.free(a, s1);
+        pool.streamDestroyed(s2);
+        assertThat(driver.recordedEvents()).extracting(ScriptedDriver.Recorded::stream).containsExactly(s2);
+        assertThat(alloc(10 * MIB, s1)).as("s3's record is still deferred").isNotEqualTo(a);
+        capture = false;
+        assertThat(alloc(10 * MIB, s1)).isEqualTo(a);
+        assertThat(driver.recordedEvents()).extracting(ScriptedDriver.Recorded::stream).containsExactly(s2, s3);
+    }
+
+    @Test
+    void aDeferredFreeWhoseLastStreamIsDestroyedIsBinnedEvenDuringTheCapture() {
+        long a = alloc(10 * MIB, s1);
+        pool.recordStream(a, s2);
+        capture = true;
+        pool.free(a, s1);
+        pool.streamDestroyed(s2);
+        assertThat(alloc(10 * MIB, s1)).as("nothing is deferred any more, and its event completed").isEqualTo(a);
     }
 
     @Test
@@ -703,6 +792,8 @@ class CachingAllocatorTest {
 
     @Test
     void theHistoryKeepsTheLatestEventsOldestFirst() {
+        long t0 = System.nanoTime();
+        pool = new CachingAllocator(driver, () -> false);
         for (int i = 0; i < PoolSnapshot.HISTORY + 10; i++) {
             pool.free(pool.alloc(512, s1, "S" + i, i), s1);
         }
@@ -711,5 +802,6 @@ class CachingAllocatorTest {
         assertThat(h.getLast().site()).isEqualTo("S" + (PoolSnapshot.HISTORY + 9));
         assertThat(h.getLast().action()).isEqualTo("free");
         assertThat(h.getFirst().nanos()).isLessThanOrEqualTo(h.getLast().nanos());
+        assertThat(h.getLast().nanos()).as("nanoseconds since the pool was made").isBetween(0L, System.nanoTime() - t0);
     }
 }
