@@ -102,7 +102,8 @@ class PoolFrontTest {
             assertThat(gpu.fault()).isEmpty();
         }
         try (Gpu gpu = caching()) {
-            refused(CudaError.OUT_OF_MEMORY, () -> gpu.pool().alloc(Long.MAX_VALUE, Stream.DEFAULT), "B per block); nothing was allocated");
+            assertThatThrownBy(() -> gpu.pool().alloc(Long.MAX_VALUE, Stream.DEFAULT)).isInstanceOfSatisfying(GpuException.class,
+                    e -> assertThat(e.getMessage()).contains("B per block); nothing was allocated").doesNotContain("red zone"));
         }
     }
 
@@ -452,6 +453,198 @@ class PoolFrontTest {
             assertThat(gpu.pool().races()).isEmpty();
             assertThat(pools.extentOf(0)).isNull();
         }
+    }
+
+    @Test
+    void aRaceNamesTheBlockWithItsRedZoneAndSoDoesItsPreviousLife() {
+        driver.reportRaces(null);
+        try (Gpu gpu = driver.builder().allocator("caching").redZoneBytes(64).quarantineBytes(0).open()) {
+            MemoryPool pool = gpu.pool();
+            DevicePtr p = pool.alloc(1000, Stream.DEFAULT);
+            assertThat(driver.extentOf(p.address() + 1063)).containsExactly(p.address(), 1064);
+            pool.free(p);
+            driver.reportRaces("unordered");
+            DevicePtr q = pool.alloc(1000, Stream.DEFAULT);
+            assertThat(pool.races()).singleElement().satisfies(r -> {
+                assertThat(r.bytes()).isEqualTo(1064);
+                assertThat(r.previous()).startsWith("0x" + Long.toHexString(p.address()) + " (1064 B");
+            });
+            pool.free(q);
+        }
+    }
+
+    @Test
+    void aFreshBlockRightAfterAFreedOneHasNoPreviousLife() {
+        driver.reportRaces(null);
+        try (Gpu gpu = caching()) {
+            MemoryPool pool = gpu.pool();
+            DevicePtr x = pool.alloc(1024, Stream.DEFAULT);
+            pool.free(x);
+            DevicePtr again = pool.alloc(1024, Stream.DEFAULT);
+            assertThat(again).isEqualTo(x);
+            driver.reportRaces("unordered");
+            DevicePtr fresh = pool.alloc(1024, Stream.DEFAULT);
+            assertThat(fresh.address()).isEqualTo(x.address() + 1024);
+            assertThat(pool.races()).singleElement().extracting(PoolRace::previous).isEqualTo("earlier blocks (not remembered)");
+            gpu.sweepUnreleased();
+        }
+    }
+
+    @Test
+    void atMostAThousandAndTwentyFourRacesAreKept() {
+        driver.reportRaces("unordered");
+        try (Gpu gpu = driver.builder().allocator("caching").allocSites(false).open()) {
+            MemoryPool pool = gpu.pool();
+            for (int i = 0; i < 1025; i++) {
+                pool.alloc(512, Stream.DEFAULT);
+            }
+            assertThat(pool.races()).hasSize(1024);
+            gpu.sweepUnreleased();
+        }
+    }
+
+    @Test
+    void theLastFourThousandNinetySixFreedBlocksAreRemembered() {
+        driver.reportRaces(null);
+        try (Gpu gpu = driver.builder().allocator("caching").allocSites(false).open()) {
+            MemoryPool pool = gpu.pool();
+            List<DevicePtr> ps = new java.util.ArrayList<>();
+            for (int i = 0; i < 4097; i++) {
+                ps.add(pool.alloc(512, Stream.DEFAULT));
+            }
+            ps.forEach(pool::free);
+            driver.reportRaces("unordered");
+            DevicePtr p = pool.alloc(1024, Stream.DEFAULT);
+            assertThat(p).isEqualTo(ps.getFirst());
+            assertThat(pool.races()).singleElement().extracting(PoolRace::previous).asString()
+                    .as("the first free is forgotten, the second remembered")
+                    .startsWith("0x" + Long.toHexString(ps.get(1).address()) + " (512 B").doesNotContain("; ");
+            pool.free(p);
+        }
+    }
+
+    @Test
+    void aBlockTheQuarantineGivesBackIsRememberedForRaceReports() {
+        driver.reportRaces(null);
+        try (Gpu gpu = driver.builder().allocator("caching").quarantineBytes(1).open()) {
+            MemoryPool pool = gpu.pool();
+            DevicePtr p = pool.alloc(1024, Stream.DEFAULT);
+            pool.free(p);
+            assertThat(gpu.quarantinedBytes()).as("over the limit: given back at once").isZero();
+            driver.reportRaces("unordered");
+            pool.alloc(1024, Stream.DEFAULT);
+            assertThat(pool.races()).singleElement().extracting(PoolRace::previous).asString()
+                    .startsWith("0x" + Long.toHexString(p.address()) + " (1024 B");
+            gpu.sweepUnreleased();
+        }
+    }
+
+    @Test
+    void duringACaptureTheFillIsNotWaitedForAndTheQuarantineHoldsWhatItWouldGiveBack() {
+        try (Gpu gpu = driver.builder().allocator("caching").redZoneBytes(64).quarantineBytes(1).open()) {
+            MemoryPool pool = gpu.pool();
+            Stream s = gpu.createStream();
+            Stream other = gpu.createStream();
+            gpu.beginCapture(s, CaptureMode.RELAXED);
+            int syncs = driver.count("streamSynchronize");
+            DevicePtr p = pool.alloc(100, other);
+            assertThat(driver.count("streamSynchronize")).as("a sync would break the capture").isEqualTo(syncs);
+            pool.free(p);
+            assertThat(gpu.quarantinedBytes()).as("held, unscanned, until the capture ends").isEqualTo(164);
+            gpu.destroyGraph(gpu.endCapture(s));
+            pool.free(pool.alloc(100, other));
+            assertThat(gpu.quarantinedBytes()).isZero();
+            gpu.destroyStream(s);
+            gpu.destroyStream(other);
+        }
+    }
+
+    @Test
+    void aPoolFreeAfterAStickyFaultIsRefused() {
+        try (Gpu gpu = driver.builder().allocator("caching").redZoneBytes(64).quarantineBytes(1).open()) {
+            DevicePtr p = gpu.pool().alloc(100, Stream.DEFAULT);
+            driver.failNext("ctxSynchronize", CudaError.ILLEGAL_ADDRESS);
+            assertThatThrownBy(gpu::synchronize).isInstanceOf(GpuException.class);
+            assertThat(gpu.fault()).isPresent();
+            assertThatThrownBy(() -> gpu.pool().free(p)).isInstanceOf(StickyFaultException.class);
+        }
+    }
+
+    @Test
+    void anOutOfMemoryRetriedAfterTheQuarantineGaveBackHandsOutAUsableBlock() {
+        ScriptedDriver small = new ScriptedDriver(16 * MIB);
+        try (Gpu gpu = small.builder().allocator("caching").quarantineBytes(64 * MIB).open()) {
+            DevicePtr a = gpu.pool().alloc(12 * MIB, Stream.DEFAULT);
+            gpu.pool().free(a);
+            gpu.pool().emptyCache();
+            DevicePtr b = gpu.pool().alloc(12 * MIB, Stream.DEFAULT);
+            assertThat(b.address()).isNotZero();
+            assertThat(gpu.liveAllocations()).extracting(Allocation::ptr).containsExactly(b);
+            gpu.copyH2D(new byte[] {4, 5}, b);
+            assertThat(small.read(b.address(), 2)).containsExactly(4, 5);
+            gpu.pool().free(b);
+        }
+    }
+
+    @Test
+    void aFailedFillAndAFailedGiveBackAreBothReported() {
+        ScriptedDriver pools = new ScriptedDriver().withMemPools();
+        try (Gpu gpu = pools.builder().allocator("cuda").redZoneBytes(64).open()) {
+            pools.failNext("memsetD8", CudaError.INVALID_VALUE).failNext("memFreeAsync", CudaError.INVALID_HANDLE);
+            assertThatThrownBy(() -> gpu.pool().alloc(100, Stream.DEFAULT)).isInstanceOfSatisfying(GpuException.class, e -> {
+                assertThat(e.error()).isEqualTo(CudaError.INVALID_VALUE);
+                assertThat(e.getSuppressed()).singleElement().isInstanceOfSatisfying(GpuException.class,
+                        x -> assertThat(x.error()).isEqualTo(CudaError.INVALID_HANDLE));
+            });
+        }
+    }
+
+    @Test
+    void aFreeOnTheLegacyStreamIsOrderedThereAndARefusalNamesTheCallersStream() {
+        try (Gpu gpu = caching()) {
+            MemoryPool pool = gpu.pool();
+            Stream s = gpu.createStream();
+            DevicePtr p = pool.alloc(12 * MIB, s);
+            pool.free(p, Stream.DEFAULT);
+            assertThat(pool.snapshot().chunks().getFirst().blocks().getFirst().stream()).as("freed on the legacy lane").isZero();
+            DevicePtr q = pool.alloc(64, s);
+            gpu.beginCapture(s, CaptureMode.RELAXED);
+            refused(CudaError.STREAM_CAPTURE_UNSUPPORTED, () -> pool.free(q, s), s + " is capturing a graph");
+            assertThatThrownBy(() -> pool.free(q)).isInstanceOfSatisfying(GpuException.class,
+                    e -> assertThat(e.getMessage()).doesNotContain("null is capturing"));
+            gpu.destroyGraph(gpu.endCapture(s));
+            pool.free(q);
+            gpu.destroyStream(s);
+        }
+    }
+
+    @Test
+    void aDestroyedStreamsLiveBlocksPassToTheLegacyStream() {
+        try (Gpu gpu = caching()) {
+            Stream s = gpu.createStream();
+            DevicePtr p = gpu.pool().alloc(64, s);
+            gpu.destroyStream(s);
+            assertThat(gpu.pool().snapshot().chunks().getFirst().blocks().getFirst().stream()).isZero();
+            gpu.pool().free(p);
+        }
+    }
+
+    @Test
+    void poolBlocksAreJfrAllocationAndFreeEvents(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path file = dir.resolve("pool.jfr");
+        DevicePtr p;
+        try (jdk.jfr.Recording rec = new jdk.jfr.Recording(); Gpu gpu = caching()) {
+            rec.enable("metrale.Alloc");
+            rec.enable("metrale.Free");
+            rec.start();
+            p = gpu.pool().alloc(3000, Stream.DEFAULT);
+            gpu.pool().free(p);
+            rec.stop();
+            rec.dump(file);
+        }
+        List<jdk.jfr.consumer.RecordedEvent> events = jdk.jfr.consumer.RecordingFile.readAllEvents(file);
+        assertThat(events).extracting(e -> e.getEventType().getName()).containsExactly("metrale.Alloc", "metrale.Free");
+        assertThat(events).allSatisfy(e -> assertThat(e.getLong("bytes")).isEqualTo(3000));
     }
 
     @Test
