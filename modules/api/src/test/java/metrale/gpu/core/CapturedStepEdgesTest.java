@@ -330,6 +330,22 @@ class CapturedStepEdgesTest {
     }
 
     @Test
+    void theReplayCheckDoesNotRunWhenTheEagerRunNamedUnsavedMemoryEvenIfTheGraphIsStale() {
+        DevicePtr q = gpu.alloc(4 * N);
+        DevicePtr[] target = {p};
+        try (CapturedStep step = gpu.capturedStep("stale", (g, st) -> launch("add_i32", target[0], 1, N, st),
+                quiet().checkReplay(true))) {
+            step.run(s);
+            step.run(s);
+            target[0] = q;
+            driver.dropNext("graphExecKernelNodeSetParams");
+            step.runTraced(s);
+            assertThat(reports).singleElement().asString().doesNotContain("a replay of the graph");
+        }
+        gpu.free(q);
+    }
+
+    @Test
     void anExplicitUpdateOfWhatTheRegionNowEnqueuesLeavesNothingForTheNextVerification() {
         int[] host = {1};
         try (CapturedStep step = gpu.capturedStep("agrees", (g, st) -> launch("add_i32", p, host[0], N, st),

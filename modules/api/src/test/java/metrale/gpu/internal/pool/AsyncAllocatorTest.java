@@ -183,6 +183,19 @@ class AsyncAllocatorTest {
     }
 
     @Test
+    void theNextFreeAfterTheCaptureDoesTheDeferredFreeFirst() {
+        long a = pool.alloc(MIB, s1, "s", 0);
+        long b = pool.alloc(MIB, s1, "s", 1);
+        pool.recordStream(a, s2);
+        capture = true;
+        pool.free(a, s1);
+        capture = false;
+        pool.free(b, s1);
+        assertThat(driver.count("memFreeAsync")).isEqualTo(2);
+        assertThat(driver.allocations()).isEmpty();
+    }
+
+    @Test
     void aDeferredFreeThatFailsStaysDeferred() {
         long a = pool.alloc(MIB, s1, "s", 0);
         pool.recordStream(a, s2);

@@ -621,6 +621,19 @@ class CachingAllocatorTest {
         });
         assertThat(steps).filteredOn(w -> w.startsWith("cuEventDestroy")).hasSize(1);
         assertThat(driver.count("eventDestroy")).isEqualTo(1);
+        steps.clear();
+        pool.close((what, step) -> steps.add(what));
+        assertThat(steps).as("the spare event is not destroyed twice").isEmpty();
+    }
+
+    @Test
+    void closeForgetsTheLanesOfDestroyedStreams() {
+        long a = alloc(1000, s1);
+        pool.free(a, s1);
+        pool.streamDestroyed(s1);
+        assertThat(pool.stats().largestCachedBlock()).isEqualTo(2 * MIB);
+        pool.close((what, step) -> step.run());
+        assertThat(pool.stats().largestCachedBlock()).isZero();
     }
 
     // ---- destroyed streams ----------------------------------------------------------------------------
