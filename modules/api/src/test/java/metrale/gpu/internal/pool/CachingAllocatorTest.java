@@ -31,9 +31,13 @@ class CachingAllocatorTest {
     private long s1;
     private long s2;
 
+    /** When {@link #pool} was made. */
+    private long t0;
+
     @BeforeEach
     void open() {
         driver = new ScriptedDriver();
+        t0 = System.nanoTime();
         pool = new CachingAllocator(driver, () -> capture);
         s1 = driver.streamCreate(1);
         s2 = driver.streamCreate(1);
@@ -793,6 +797,7 @@ class CachingAllocatorTest {
         PoolSnapshot.Block freed = pool.snapshot().chunks().getFirst().blocks().getFirst();
         assertThat(freed).isEqualTo(new PoolSnapshot.Block(a, 1024, false, 0, "", -1, s2));
         assertThat(pool.snapshot().history().getLast()).satisfies(e -> {
+            assertThat(e.nanos()).as("nanoseconds since the pool was made").isBetween(0L, System.nanoTime() - t0);
             assertThat(e.action()).isEqualTo("free");
             assertThat(e.ptr()).isEqualTo(a);
             assertThat(e.bytes()).isEqualTo(1024);
@@ -805,8 +810,6 @@ class CachingAllocatorTest {
 
     @Test
     void theHistoryKeepsTheLatestEventsOldestFirst() {
-        long t0 = System.nanoTime();
-        pool = new CachingAllocator(driver, () -> false);
         for (int i = 0; i < PoolSnapshot.HISTORY + 10; i++) {
             pool.free(pool.alloc(512, s1, "S" + i, i), s1);
         }
