@@ -54,6 +54,9 @@ class CapturedStepEdgesTest {
     @AfterEach
     void close() {
         args.close();
+        if (gpu.fault().isEmpty()) {
+            gpu.sweepUnreleased();
+        }
         gpu.close();
     }
 
