@@ -132,7 +132,7 @@ final class CapturedStepImpl implements CapturedStep {
                     + e.kind().label() + ", not a kernel launch");
         }
         steps.setKernelNode(graph, nodes[op], e.func(), config, args);
-        held[op] = kernelEntry(e.func(), config, args.words());
+        held[op] = kernelEntry(e.func(), config, args.words(), args.argKinds());
         updates++;
     }
 
@@ -578,9 +578,10 @@ final class CapturedStepImpl implements CapturedStep {
         }
     }
 
-    private static TraceEntry kernelEntry(long func, LaunchConfig c, long[] words) {
+    /** {@return the trace entry a launch with these values records, argument kinds included, as the runtime's trace does} */
+    private static TraceEntry kernelEntry(long func, LaunchConfig c, long[] words, String kinds) {
         return TraceEntry.kernel(func, c.grid().x(), c.grid().y(), c.grid().z(),
-                c.block().x(), c.block().y(), c.block().z(), c.sharedMemBytes(), words);
+                c.block().x(), c.block().y(), c.block().z(), c.sharedMemBytes(), words, kinds);
     }
 
     private void open() {

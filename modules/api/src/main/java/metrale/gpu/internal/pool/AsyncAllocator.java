@@ -208,9 +208,7 @@ public final class AsyncAllocator implements StreamAllocator {
     @Override
     public synchronized void recordStream(long ptr, long stream) {
         Live l = block(ptr, "recordStream");
-        if (stream == l.stream()) {
-            return;
-        }
+        // The block's own stream is kept too: a free on another stream must wait for its work.
         long[] uses = l.uses() == null ? new long[0] : l.uses();
         for (long u : uses) {
             if (u == stream) {

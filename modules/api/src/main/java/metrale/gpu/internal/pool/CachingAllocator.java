@@ -574,9 +574,7 @@ public final class CachingAllocator implements StreamAllocator {
     @Override
     public synchronized void recordStream(long ptr, long stream) {
         Block b = block(ptr, "recordStream");
-        if (stream == b.stream) {
-            return;
-        }
+        // The block's own stream is kept too: a free on another stream must wait for its work.
         for (int i = 0; i < b.useCount; i++) {
             if (b.uses[i] == stream) {
                 return;

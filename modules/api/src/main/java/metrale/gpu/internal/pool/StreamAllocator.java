@@ -51,7 +51,8 @@ public sealed interface StreamAllocator permits CachingAllocator, AsyncAllocator
     void free(long ptr, long stream);
 
     /**
-     * Marks another stream as a user of a live block.
+     * Marks a stream as a user of a live block: a free on any other stream waits for the work
+     * queued on it until then. The block's own stream may be marked too, for a free elsewhere.
      *
      * @param ptr    a live block's base
      * @param stream the stream

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-package metrale.gpu.sim.runtime;
+package metrale.gpu.core;
 
-import static metrale.gpu.sim.runtime.RuntimeTestSupport.sim;
+import static metrale.gpu.core.CoreTestSupport.scripted;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -41,7 +41,7 @@ class LedgerProperties {
 
     @Property(tries = 60)
     void ledgerMatchesTheModel(@ForAll @Size(max = 60) List<@From("ops") Op> ops) {
-        try (Gpu gpu = sim().open()) {
+        try (Gpu gpu = scripted().open()) {
             List<Allocation> model = new ArrayList<>();
             List<DevicePtr> dead = new ArrayList<>();
             for (Op op : ops) {
@@ -95,7 +95,7 @@ class LedgerProperties {
 
     @Example
     void concurrentFreesOfOnePointerFreeItExactlyOnce() throws Exception {
-        try (Gpu gpu = sim().open(); ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+        try (Gpu gpu = scripted().open(); ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int round = 0; round < 50; round++) {
                 DevicePtr p = gpu.alloc(256);
                 int threads = 8;
@@ -129,7 +129,7 @@ class LedgerProperties {
 
     @Example
     void concurrentAllocAndFreeKeepTheLedgerExact() throws Exception {
-        try (Gpu gpu = sim().open(); ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+        try (Gpu gpu = scripted().open(); ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
             DevicePtr keep = gpu.alloc(1);
             List<java.util.concurrent.Future<?>> fs = new ArrayList<>();
             for (int t = 0; t < 8; t++) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-package metrale.gpu.sim.runtime;
+package metrale.gpu.core;
 
-import static metrale.gpu.sim.runtime.RuntimeTestSupport.here;
-import static metrale.gpu.sim.runtime.RuntimeTestSupport.sim;
+import static metrale.gpu.core.CoreTestSupport.here;
+import static metrale.gpu.core.CoreTestSupport.scripted;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -14,11 +14,12 @@ import metrale.gpu.DeviceBuffer;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuException;
+import metrale.gpu.internal.ScriptedDriver;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The allocation ledger: sites, indices, the report, the free errors and the sweep. */
+/** The allocation ledger through the runtime, over the scripted driver: sites, indices, the report, the free errors and the sweep. */
 class LedgerTest {
 
     private static final long MIB = 1 << 20;
@@ -27,7 +28,7 @@ class LedgerTest {
 
     @BeforeEach
     void open() {
-        gpu = sim().open();
+        gpu = scripted().open();
     }
 
     @AfterEach
@@ -61,7 +62,7 @@ class LedgerTest {
 
     @Test
     void allocSitesOffRecordsQuestionMark() {
-        try (Gpu g = sim().allocSites(false).open()) {
+        try (Gpu g = scripted().allocSites(false).open()) {
             g.alloc(16);
             assertThat(g.liveAllocations()).singleElement().extracting(Allocation::site).isEqualTo("?");
             assertThat(g.allocReport(10, 0)).contains("  ?");
@@ -196,7 +197,7 @@ class LedgerTest {
 
     @Test
     void aFreeNotAtABaseIsExplainedByWhereItPoints() {
-        try (Gpu padded = sim().redZoneBytes(64).open()) {
+        try (Gpu padded = scripted().redZoneBytes(64).open()) {
             DevicePtr p = padded.alloc(256);
             assertThatThrownBy(() -> padded.free(p.plus(255))).isInstanceOf(GpuException.class)
                     .hasMessageContaining("interior pointer, +255");
@@ -224,25 +225,10 @@ class LedgerTest {
         gpu.free(p);
     }
 
-    @Test
-    void leaksAreReleasedAndReportedInCreationOrder() {
-        try (RuntimeTestSupport.LogCapture log = new RuntimeTestSupport.LogCapture()) {
-            Gpu g = sim().open();
-            // A managed allocation has a native address, below the simulator's device addresses.
-            DevicePtr device = g.alloc(64);
-            DevicePtr managed = g.allocManaged(64);
-            assertThat(Long.compareUnsigned(managed.address(), device.address())).isNegative();
-            g.close();
-            List<String> leaks = log.warnings().stream().filter(w -> w.contains("leak:")).toList();
-            assertThat(leaks).hasSize(2);
-            assertThat(leaks.get(0)).contains(device.toString());
-            assertThat(leaks.get(1)).contains(managed.toString());
-        }
-    }
 
     @Test
     void outOfMemoryGivesTheDevicesExactFreeAndTotalAndThePad() {
-        try (Gpu small = sim().backendOption("sim.capacity", String.valueOf(2L << 30)).redZoneBytes(64).open()) {
+        try (Gpu small = new ScriptedDriver(2L << 30).builder().redZoneBytes(64).open()) {
             DevicePtr held = small.alloc(MIB);
             long tooMuch = 4L << 30;
             assertThatThrownBy(() -> small.alloc(tooMuch)).isInstanceOfSatisfying(GpuException.class, e -> {

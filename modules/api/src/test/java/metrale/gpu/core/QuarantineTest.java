@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-package metrale.gpu.sim.runtime;
+package metrale.gpu.core;
 
-import static metrale.gpu.sim.runtime.RuntimeTestSupport.sim;
+import static metrale.gpu.core.CoreTestSupport.scripted;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -10,11 +10,11 @@ import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuException;
 import metrale.gpu.Stream;
-import metrale.gpu.sim.SimControls;
+import metrale.gpu.internal.ScriptedDriver;
 import org.junit.jupiter.api.Test;
 
 /**
- * The quarantine against a small simulated device: an out-of-memory gives the held memory back
+ * The quarantine against a small scripted device: an out-of-memory gives the held memory back
  * and retries, on the driver path and in both pools; a failure the held memory cannot relieve is
  * not retried.
  */
@@ -23,8 +23,11 @@ class QuarantineTest {
     private static final long MIB = 1L << 20;
 
     private static Gpu small(String allocator) {
-        return sim().backendOption("sim.capacity", Long.toString(8 * MIB)).quarantineBytes(64 * MIB)
-                .allocator(allocator).open();
+        return small(new ScriptedDriver(8 * MIB).withMemPools(), allocator);
+    }
+
+    private static Gpu small(ScriptedDriver driver, String allocator) {
+        return driver.builder().quarantineBytes(64 * MIB).allocator(allocator).open();
     }
 
     private static void retriesAfterGivingTheQuarantineBack(String allocator) {
@@ -71,9 +74,10 @@ class QuarantineTest {
 
     @Test
     void anInjectedFailureIsNotRetried() {
-        try (Gpu gpu = small("driver")) {
+        ScriptedDriver driver = new ScriptedDriver(8 * MIB);
+        try (Gpu gpu = small(driver, "driver")) {
             gpu.free(gpu.alloc(MIB));
-            gpu.unwrap(SimControls.class).orElseThrow().failAllocation(1);
+            driver.failNext("memAlloc", CudaError.OUT_OF_MEMORY);
             assertThatThrownBy(() -> gpu.alloc(MIB)).isInstanceOfSatisfying(GpuException.class,
                     e -> assertThat(e.error()).isEqualTo(CudaError.OUT_OF_MEMORY));
             assertThat(gpu.quarantinedBytes()).as("nothing was given back for it").isEqualTo(MIB);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-package metrale.gpu.sim.runtime;
+package metrale.gpu.core;
 
-import static metrale.gpu.sim.runtime.RuntimeTestSupport.sim;
+import static metrale.gpu.core.CoreTestSupport.scripted;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -20,7 +20,7 @@ class ArenaTest {
 
     @BeforeEach
     void open() {
-        gpu = sim().open();
+        gpu = scripted().open();
     }
 
     @AfterEach
