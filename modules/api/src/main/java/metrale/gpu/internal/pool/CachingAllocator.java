@@ -3,7 +3,6 @@ package metrale.gpu.internal.pool;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -18,6 +17,9 @@ import metrale.gpu.GpuException;
 import metrale.gpu.PoolSnapshot;
 import metrale.gpu.PoolStats;
 import metrale.gpu.spi.Driver;
+import metrale.gpu.internal.pool.CachingBlocks.Block;
+import metrale.gpu.internal.pool.CachingBlocks.Chunk;
+import metrale.gpu.internal.pool.CachingBlocks.Lane;
 
 /**
  * The runtime's caching allocator, in the manner of PyTorch's CUDA caching allocator: chunks from
@@ -63,111 +65,6 @@ public final class CachingAllocator implements StreamAllocator {
 
     /** {@code CU_EVENT_DISABLE_TIMING}: fences only order, and untimed events are cheaper. */
     private static final int EVENT_FLAGS = 2;
-
-    private static final Comparator<Block> BY_SIZE = (a, b) -> {
-        int c = Long.compare(a.size, b.size);
-        return c != 0 ? c : Long.compareUnsigned(a.ptr, b.ptr);
-    };
-
-    /** One chunk from the driver. */
-    private static final class Chunk {
-        final long base;
-        final long bytes;
-        final boolean small;
-        final long stream;
-        Block first;
-
-        Chunk(long base, long bytes, boolean small, long stream) {
-            this.base = base;
-            this.bytes = bytes;
-            this.small = small;
-            this.stream = stream;
-        }
-    }
-
-    /** A block of a chunk: live, free in a bin, or free and waiting for events. */
-    private static final class Block {
-        final Chunk chunk;
-        long ptr;
-        long size;
-        Block prev;
-        Block next;
-        boolean allocated;
-        /** Live: the stream it was allocated on. Free: the stream it was freed on. */
-        long stream;
-        /** Live: the bytes asked for. */
-        long requested;
-        String site = "";
-        long index = -1;
-        /** Free: the sequence number of its free. */
-        long freeSeq;
-        /** Live: other streams that use it ({@link #recordStream}). */
-        long[] uses;
-        int useCount;
-        /** Free and pending: the events it waits for. */
-        long[] events;
-        /**
-         * Free and pending: the extra streams whose events are not yet recorded, since a capture was
-         * live at the free (a record on a capturing stream would join its graph), or {@code null}.
-         */
-        long[] deferred;
-        /** The bins it is in, or {@code null}. */
-        Lane lane;
-
-        Block(Chunk chunk, long ptr, long size) {
-            this.chunk = chunk;
-            this.ptr = ptr;
-            this.size = size;
-        }
-
-        /** {@return whether {@code s} is one of the extra streams that use this live block} */
-        boolean uses(long s) {
-            for (int i = 0; i < useCount; i++) {
-                if (uses[i] == s) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        /** Forgets {@code s} as a user of this live block. */
-        void dropUse(long s) {
-            for (int i = 0; i < useCount; i++) {
-                if (uses[i] == s) {
-                    uses[i] = uses[--useCount];
-                    return;
-                }
-            }
-        }
-    }
-
-    /** The bins and the fence of one stream. */
-    private static final class Lane {
-        final long stream;
-        final TreeSet<Block> small = new TreeSet<>(BY_SIZE);
-        final TreeSet<Block> large = new TreeSet<>(BY_SIZE);
-        /** Blocks freed on this stream with a sequence number up to this are reusable by every stream. */
-        long safeSeq;
-        /** The highest sequence number of a free on this stream. */
-        long lastFreeSeq;
-        /** A recorded fence not yet seen complete: its event, and the last free it covers; 0 when none. */
-        long fenceEvent;
-        long fenceSeq;
-        /** The stream was destroyed: no more fences can be recorded on it. */
-        boolean retired;
-
-        Lane(long stream) {
-            this.stream = stream;
-        }
-
-        TreeSet<Block> bins(boolean small) {
-            return small ? this.small : large;
-        }
-
-        boolean empty() {
-            return small.isEmpty() && large.isEmpty();
-        }
-    }
 
     private final Driver driver;
     private final BooleanSupplier anyCapture;
@@ -292,11 +189,11 @@ public final class CachingAllocator implements StreamAllocator {
         Block best = null;
         for (Lane l : lanes.values()) {
             if (l.stream != stream && !l.empty()) {
-                best = better(best, candidate(l, small, size));
+                best = CachingBlocks.better(best, candidate(l, small, size));
             }
         }
         for (Lane l : retired) {
-            best = better(best, candidate(l, small, size));
+            best = CachingBlocks.better(best, candidate(l, small, size));
         }
         return best;
     }
@@ -304,10 +201,6 @@ public final class CachingAllocator implements StreamAllocator {
     private Block candidate(Lane l, boolean small, long size) {
         refreshFence(l);
         return bestFit(l.bins(small), size, l.safeSeq);
-    }
-
-    private static Block better(Block a, Block b) {
-        return a == null ? b : b == null ? a : BY_SIZE.compare(a, b) <= 0 ? a : b;
     }
 
     /** Sees whether a lane's fence completed, and records one when frees are not yet covered. */
@@ -732,38 +625,21 @@ public final class CachingAllocator implements StreamAllocator {
         return reserved - allocated;
     }
 
-    private Map<String, Long> bySite() {
-        Map<String, Long> m = new HashMap<>();
-        for (Block b : live.values()) {
-            m.merge(b.site, b.size, Long::sum);
-        }
-        return m;
-    }
-
     @Override
     public synchronized PoolStats stats() {
         long largest = 0;
         for (Lane l : lanes.values()) {
-            largest = Math.max(largest, largest(l));
+            largest = Math.max(largest, l.largest());
         }
         for (Lane l : retired) {
-            largest = Math.max(largest, largest(l));
+            largest = Math.max(largest, l.largest());
         }
         long cached = reserved - allocated;
         double frag = cached == 0 ? 0 : 1 - (double) largest / cached;
+        Map<String, Long> bySite = new HashMap<>();
+        live.values().forEach(b -> bySite.merge(b.site, b.size, Long::sum));
         return new PoolStats(kind(), reserved, allocated, requested, peakReserved, peakAllocated, cached, largest,
-                Math.max(0, frag), live.size(), chunks.size(), allocs, hits, driverAllocs, driverFrees, flushes, bySite());
-    }
-
-    private static long largest(Lane l) {
-        long m = 0;
-        if (!l.small.isEmpty()) {
-            m = l.small.last().size;
-        }
-        if (!l.large.isEmpty()) {
-            m = Math.max(m, l.large.last().size);
-        }
-        return m;
+                Math.max(0, frag), live.size(), chunks.size(), allocs, hits, driverAllocs, driverFrees, flushes, bySite);
     }
 
     @Override
