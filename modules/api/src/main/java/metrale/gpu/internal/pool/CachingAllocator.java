@@ -273,7 +273,7 @@ public final class CachingAllocator implements StreamAllocator {
                 .append(" after freeing the cache and retrying; the pool reserves ").append(reserved)
                 .append(" bytes, ").append(allocated).append(" allocated in ").append(live.size())
                 .append(" block(s), ").append(reserved - allocated).append(" free; allocated by site:");
-        Map<String, Long> bySite = bySite();
+        Map<String, Long> bySite = CachingBlocks.bySite(live.values());
         bySite.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(10)
                 .forEach(en -> d.append(' ').append(en.getKey()).append('=').append(en.getValue()).append(" B;"));
         if (bySite.size() > 10) {
@@ -636,10 +636,8 @@ public final class CachingAllocator implements StreamAllocator {
         }
         long cached = reserved - allocated;
         double frag = cached == 0 ? 0 : 1 - (double) largest / cached;
-        Map<String, Long> bySite = new HashMap<>();
-        live.values().forEach(b -> bySite.merge(b.site, b.size, Long::sum));
         return new PoolStats(kind(), reserved, allocated, requested, peakReserved, peakAllocated, cached, largest,
-                Math.max(0, frag), live.size(), chunks.size(), allocs, hits, driverAllocs, driverFrees, flushes, bySite);
+                Math.max(0, frag), live.size(), chunks.size(), allocs, hits, driverAllocs, driverFrees, flushes, CachingBlocks.bySite(live.values()));
     }
 
     @Override

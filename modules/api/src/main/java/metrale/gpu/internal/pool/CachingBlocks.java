@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.internal.pool;
 
+import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.TreeSet;
 
 /**
@@ -129,5 +132,14 @@ final class CachingBlocks {
     /** {@return the better fit of two candidates, either of which may be {@code null}} */
     static Block better(Block a, Block b) {
         return a == null ? b : b == null ? a : BY_SIZE.compare(a, b) <= 0 ? a : b;
+    }
+
+    /** {@return the live blocks' bytes by allocation site} */
+    static Map<String, Long> bySite(Collection<Block> live) {
+        Map<String, Long> m = new HashMap<>();
+        for (Block b : live) {
+            m.merge(b.site, b.size, Long::sum);
+        }
+        return m;
     }
 }
