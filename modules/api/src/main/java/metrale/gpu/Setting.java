@@ -100,6 +100,13 @@ public enum Setting {
             + "and opening another fails, as on a GPU) or `fresh` (a process of the runtime's own, what tests use). "
             + "Kernel twins of one runtime go in `backendOption(\"sim.twins\", SimTwins)`, an object option with no "
             + "property or variable."),
+    /** What runs a simulated kernel: its Java twin, its PTX, or both compared. */
+    SIM_TWINS("sim.twins", "backendOption(\"sim.twins\", ...)", "metrale.sim.twins", "METRALE_SIM_TWINS", "prefer",
+            Grammar.CHOICE, "`prefer`",
+            "Simulator: `prefer` (a kernel's registered Java twin runs; with none, the kernel's own PTX runs on the "
+            + "simulator's PTX engine), `verify` (a kernel with both runs both on the same memory and a launch whose "
+            + "results differ fails naming the first differing byte) or `off` (twins are ignored: every kernel runs its "
+            + "PTX). Given a `SimTwins` object instead, the same key is the runtime's own twin table."),
     /** The simulator's uninitialised-read detector. */
     SIM_INITCHECK("sim.initcheck", "backendOption(\"sim.initcheck\", ...)", "metrale.sim.initcheck", "METRALE_SIM_INITCHECK",
             "false", Grammar.BOOLEAN, "`false`",

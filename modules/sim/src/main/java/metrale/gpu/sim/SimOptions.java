@@ -38,6 +38,20 @@ public final class SimOptions {
      * process-wide {@link SimKernels}. Given only through {@code GpuBuilder.backendOption(String, Object)}.
      */
     public static final String TWINS = "sim.twins";
+    /**
+     * Value of {@link #TWINS} as a string option (also {@code metrale.sim.twins} /
+     * {@code METRALE_SIM_TWINS}): a kernel runs its registered twin, and its own PTX through the
+     * simulator's engine when it has none. The default.
+     */
+    public static final String TWINS_PREFER = "prefer";
+    /**
+     * Value of {@link #TWINS}: a kernel with both a twin and PTX runs both, each on the same memory,
+     * and a launch whose results differ fails naming the first differing byte; a kernel with one of
+     * the two runs that one.
+     */
+    public static final String TWINS_VERIFY = "verify";
+    /** Value of {@link #TWINS}: twins are ignored and every kernel runs its PTX. */
+    public static final String TWINS_OFF = "off";
 
     /**
      * How the blocks of a grid run: {@code ordered} (default), {@code shuffled} or {@code parallel}

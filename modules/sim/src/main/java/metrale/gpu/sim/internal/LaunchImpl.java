@@ -330,6 +330,49 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
         }
     }
 
+    /** {@return the launch's work: configuration and argument values} */
+    Works.Kernel work() {
+        return k;
+    }
+
+    /** {@return the device the launch runs on} */
+    Engine engine() {
+        return engine;
+    }
+
+    /** A body run once per block, given the block's indices. */
+    interface BlockIndexBody {
+        void run(int x, int y, int z);
+    }
+
+    /** Runs {@code body} once per block of the grid, in the device's block order ({@link SimBlockOrder}). */
+    void forEachBlockIndex(BlockIndexBody body) {
+        Dim3 g = k.grid();
+        switch (engine.blockOrder) {
+            case ORDERED -> {
+                for (int z = 0; z < g.z(); z++) {
+                    for (int y = 0; y < g.y(); y++) {
+                        for (int x = 0; x < g.x(); x++) {
+                            body.run(x, y, z);
+                        }
+                    }
+                }
+            }
+            case SHUFFLED -> {
+                BlockSequence seq = shuffled();
+                for (long i = 0; i < seq.total; i++) {
+                    long blk = seq.at(i);
+                    body.run((int) (blk % g.x()), (int) ((blk / g.x()) % g.y()), (int) (blk / ((long) g.x() * g.y())));
+                }
+            }
+            case PARALLEL -> parallel((worker, workers) -> {
+                for (long blk = worker; blk < blocks(); blk += workers) {
+                    body.run((int) (blk % g.x()), (int) ((blk / g.x()) % g.y()), (int) (blk / ((long) g.x() * g.y())));
+                }
+            });
+        }
+    }
+
     /** {@return the number of blocks in the grid} */
     private long blocks() {
         Dim3 g = k.grid();

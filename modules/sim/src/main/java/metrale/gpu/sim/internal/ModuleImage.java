@@ -25,8 +25,12 @@ import metrale.gpu.sim.SimKernels;
  * @param entries the PTX entry names, or {@code null} when the image does not list them
  * @param params  each PTX entry's parameters ({@code null} for an entry the parser cannot read), or
  *                {@code null} when the image does not list them
+ * @param ptx     the module as the PTX engine runs it, or {@code null} when the image is not PTX or
+ *                the engine could not read it ({@code ptxProblem} says why)
+ * @param ptxProblem why the engine cannot read the PTX, or {@code null}
  */
-public record ModuleImage(String kind, Set<String> entries, Map<String, List<PtxParams.Param>> params) {
+public record ModuleImage(String kind, Set<String> entries, Map<String, List<PtxParams.Param>> params,
+                          metrale.gpu.sim.internal.ptx.PtxModule ptx, String ptxProblem) {
 
     /** The first bytes of every image {@link SimKernels#image} makes. */
     public static final String IMAGE_MAGIC = "METRALE-SIM-IMAGE\n";
@@ -52,14 +56,14 @@ public record ModuleImage(String kind, Set<String> entries, Map<String, List<Ptx
                 throw new GpuException(CudaError.INVALID_IMAGE, OP, "module=" + name + ", " + image.length
                         + " bytes: a truncated or malformed cubin: " + problem);
             }
-            return new ModuleImage("cubin", null, null);
+            return new ModuleImage("cubin", null, null, null, null);
         }
         if (ModuleImages.isFatbin(image)) {
             String problem = ModuleImages.fatbinProblem(image);
             if (problem != null) {
                 throw new GpuException(CudaError.INVALID_IMAGE, OP, "module=" + name + ", " + image.length + " bytes: " + problem);
             }
-            return new ModuleImage("fatbin", null, null);
+            return new ModuleImage("fatbin", null, null, null, null);
         }
         int n = image.length;
         while (n > 0 && image[n - 1] == 0) {
@@ -73,7 +77,7 @@ public record ModuleImage(String kind, Set<String> entries, Map<String, List<Ptx
                         + ": the image is SimKernels.image of another module ("
                         + text.substring(IMAGE_MAGIC.length()).trim() + "); load it under that name");
             }
-            return new ModuleImage("simulator image", null, null);
+            return new ModuleImage("simulator image", null, null, null, null);
         }
         for (int i = 0; i < n; i++) {
             int c = image[i] & 0xff;
@@ -96,6 +100,15 @@ public record ModuleImage(String kind, Set<String> entries, Map<String, List<Ptx
         while (m.find()) {
             entries.add(m.group(1));
         }
-        return new ModuleImage("PTX", Set.copyOf(entries), PtxParams.parse(PtxCheck.stripComments(text)));
+        String plain = PtxCheck.stripComments(text);
+        metrale.gpu.sim.internal.ptx.PtxModule ptx = null;
+        String ptxProblem = null;
+        try {
+            ptx = metrale.gpu.sim.internal.ptx.PtxModule.parse(plain);
+        } catch (RuntimeException e) {
+            // The JIT's checks above passed, so a twin may still run it; the engine says why it cannot.
+            ptxProblem = "the simulator's PTX engine could not read the module: " + e;
+        }
+        return new ModuleImage("PTX", Set.copyOf(entries), PtxParams.parse(plain), ptx, ptxProblem);
     }
 }

@@ -17,14 +17,23 @@ final class SimModule {
     /** Each PTX entry's parameters; {@code null} when the image does not list them. */
     final Map<String, List<PtxParams.Param>> params;
     final Map<String, SimFunction> functions = new HashMap<>();
+    /** The module as the PTX engine runs it, or {@code null} (not PTX, or {@link #ptxProblem}). */
+    final metrale.gpu.sim.internal.ptx.PtxModule ptx;
+    /** Why the engine could not read the PTX, or {@code null}. */
+    final String ptxProblem;
+    /** The engine's kernels of this module, made once per entry. */
+    final Map<String, PtxKernel> ptxKernels = new HashMap<>();
     boolean loaded = true;
 
-    SimModule(long handle, String name, String kind, Set<String> entries, Map<String, List<PtxParams.Param>> params) {
+    SimModule(long handle, String name, String kind, Set<String> entries, Map<String, List<PtxParams.Param>> params,
+              metrale.gpu.sim.internal.ptx.PtxModule ptx, String ptxProblem) {
         this.handle = handle;
         this.name = name;
         this.kind = kind;
         this.entries = entries;
         this.params = params;
+        this.ptx = ptx;
+        this.ptxProblem = ptxProblem;
     }
 
     @Override

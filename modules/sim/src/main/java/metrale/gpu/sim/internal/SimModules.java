@@ -29,11 +29,14 @@ final class SimModules {
 
     /** This runtime's twin table, looked in before {@link SimKernels}; {@code null} when it has none. */
     private final SimTwins twins;
+    /** Whether twins run, or the PTX, or both to compare ({@code sim.twins}). */
+    private final metrale.gpu.sim.SimTwinMode mode;
     private final Map<Long, SimModule> modules = new HashMap<>();
     private final Map<Long, SimFunction> functions = new HashMap<>();
 
-    SimModules(SimTwins twins) {
+    SimModules(SimTwins twins, metrale.gpu.sim.SimTwinMode mode) {
         this.twins = twins;
+        this.mode = mode;
     }
 
     /** {@code cuModuleLoadData}: {@return the module's handle} */
@@ -43,7 +46,7 @@ final class SimModules {
         }
         ModuleImage img = ModuleImage.parse(name, image);
         long h = Ids.handle();
-        modules.put(h, new SimModule(h, name, img.kind(), img.entries(), img.params()));
+        modules.put(h, new SimModule(h, name, img.kind(), img.entries(), img.params(), img.ptx(), img.ptxProblem()));
         return h;
     }
 
@@ -72,13 +75,7 @@ final class SimModules {
             throw err(CudaError.NOT_FOUND, op, d + ": the module's PTX has no '.entry " + func + "' (entries: "
                     + new TreeSet<>(m.entries) + ")");
         }
-        SimKernel k = func.contains("::") ? null : twin(m.name, func);
-        if (k == null) {
-            throw err(CudaError.NOT_FOUND, op, d + ": no SimKernel is registered for '" + m.name + "::" + func
-                    + "'" + (twins == null ? "" : " in this runtime's " + twins + " nor in SimKernels")
-                    + "; register its Java twin with " + (twins == null ? "SimKernels" : "SimTwins")
-                    + ".register(\"" + m.name + "\", \"" + func + "\", launch -> ...) before looking it up");
-        }
+        SimKernel k = kernelFor(m, func, d, op);
         SimFunction f = m.functions.get(func);
         if (f == null) {
             f = new SimFunction(Ids.handle(), m, func, k);
@@ -167,6 +164,42 @@ final class SimModules {
     void clear() {
         modules.clear();
         functions.clear();
+    }
+
+    /**
+     * {@return what runs {@code func} of {@code m}: its twin, its PTX through the engine, or both
+     * compared, as {@code sim.twins} says} A kernel neither can run is {@code NOT_FOUND}; one whose
+     * PTX the engine does not implement, with no twin, is {@code NOT_SUPPORTED} naming the instruction.
+     */
+    private SimKernel kernelFor(SimModule m, String func, String d, String op) {
+        SimKernel twin = mode == metrale.gpu.sim.SimTwinMode.OFF || func.contains("::") ? null : twin(m.name, func);
+        metrale.gpu.sim.internal.ptx.PtxFunction pf = m.ptx == null ? null : m.ptx.function(func);
+        PtxKernel ptx = null;
+        if (pf != null && pf.isEntry() && pf.unsupported() == null) {
+            ptx = m.ptxKernels.computeIfAbsent(func, n -> new PtxKernel(m.ptx, pf, m.name + "::" + n));
+        }
+        if (twin != null && ptx != null && mode == metrale.gpu.sim.SimTwinMode.VERIFY) {
+            return new VerifyingKernel(twin, ptx);
+        }
+        if (twin != null) {
+            return twin;
+        }
+        if (ptx != null) {
+            return ptx;
+        }
+        if (pf != null && pf.unsupported() != null) {
+            throw err(CudaError.NOT_SUPPORTED, op, d + ": no twin is registered" + (mode == metrale.gpu.sim.SimTwinMode.OFF
+                    ? " (sim.twins=off)" : "") + " and the simulator's PTX engine cannot run the kernel: " + pf.unsupported());
+        }
+        String why = m.ptxProblem != null ? m.ptxProblem
+                : m.ptx == null ? "the module is a " + m.kind + ", not PTX the simulator can run" : "no '.entry " + func + "'";
+        if (mode == metrale.gpu.sim.SimTwinMode.OFF) {
+            throw err(CudaError.NOT_FOUND, op, d + ": sim.twins=off and " + why);
+        }
+        throw err(CudaError.NOT_FOUND, op, d + ": no SimKernel is registered for '" + m.name + "::" + func
+                + "'" + (twins == null ? "" : " in this runtime's " + twins + " nor in SimKernels")
+                + " and " + why + "; register its Java twin with " + (twins == null ? "SimKernels" : "SimTwins")
+                + ".register(\"" + m.name + "\", \"" + func + "\", launch -> ...) before looking it up, or load its PTX");
     }
 
     /** {@return the twin of {@code module::func}: this runtime's table first, then the process-wide one} */

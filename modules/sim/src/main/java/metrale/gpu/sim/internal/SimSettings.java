@@ -33,6 +33,8 @@ import metrale.gpu.spi.DriverConfig;
  *     sets) picks the one the driver opens, default 0.</li>
  * <li>{@code sim.twins} (an object): a {@link SimTwins} table looked in before
  *     {@link metrale.gpu.sim.SimKernels}.</li>
+ * <li>{@code sim.twins} (a string): {@code prefer} (default: a registered twin, else the kernel's
+ *     PTX), {@code verify} (both, compared) or {@code off} (the PTX only).</li>
  * </ul>
  *
  * @param capacity   device memory in bytes, positive
@@ -45,11 +47,15 @@ import metrale.gpu.spi.DriverConfig;
  * @param initCheck  whether the initcheck records reads of unwritten memory
  * @param seed       the schedule's seed
  * @param blockOrder how a grid's blocks run
+ * @param twinMode   what runs a kernel: its twin, its PTX, or both compared
  */
 record SimSettings(long capacity, int sms, byte fill, SimProcess process, SimTwins twins, int devices, int ordinal,
-                   boolean initCheck, long seed, SimBlockOrder blockOrder) {
+                   boolean initCheck, long seed, SimBlockOrder blockOrder, metrale.gpu.sim.SimTwinMode twinMode) {
 
     private static final List<String> BLOCK_WORDS = List.of("ordered", "shuffled", "parallel");
+    private static final List<String> TWIN_WORDS = List.of(SimOptions.TWINS_PREFER, SimOptions.TWINS_VERIFY,
+            SimOptions.TWINS_OFF);
+
 
     /**
      * {@return the options of {@code config}, checked in the order a device opens}
@@ -99,8 +105,13 @@ record SimSettings(long capacity, int sms, byte fill, SimProcess process, SimTwi
             case "parallel" -> SimBlockOrder.PARALLEL;
             default -> SimBlockOrder.ORDERED;
         };
+        metrale.gpu.sim.SimTwinMode twinMode = switch (config.getChoice(Setting.SIM_TWINS.key(), SimOptions.TWINS_PREFER, TWIN_WORDS)) {
+            case SimOptions.TWINS_VERIFY -> metrale.gpu.sim.SimTwinMode.VERIFY;
+            case SimOptions.TWINS_OFF -> metrale.gpu.sim.SimTwinMode.OFF;
+            default -> metrale.gpu.sim.SimTwinMode.PREFER;
+        };
         return new SimSettings(capacity, (int) sms, (byte) fill, process, twins, devices, (int) ordinal, initCheck, seed,
-                blocks);
+                blocks, twinMode);
     }
 
     /**

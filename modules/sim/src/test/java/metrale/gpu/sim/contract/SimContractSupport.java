@@ -42,6 +42,14 @@ final class SimContractSupport {
         }
     }
 
+    /**
+     * {@return whether this run has twins off ({@code -Dmetrale.sim.twins=off}): the suite's second
+     * pass, where every contract kernel runs its PTX on the simulator's engine}
+     */
+    static boolean twinsOff() {
+        return metrale.gpu.sim.SimTwinMode.OFF.option().equals(System.getProperty(metrale.gpu.Setting.SIM_TWINS.property()));
+    }
+
     /** {@return a builder for the simulator} */
     static GpuBuilder builder() {
         // A simulated process of its own: a sticky fault a test provokes stays in that test.

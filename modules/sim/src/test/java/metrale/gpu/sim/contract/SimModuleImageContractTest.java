@@ -19,6 +19,11 @@ class SimModuleImageContractTest extends ModuleImageContract {
     }
 
     @Override
+    protected boolean runsCubinKernels() {
+        return !SimContractSupport.twinsOff();
+    }
+
+    @Override
     protected void assertBackendReleased(Gpu closed) {
         SimContractSupport.assertReleased(closed);
     }

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: Apache-2.0
+package metrale.gpu.sim.internal.ptx;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A PTX module parsed for the simulator's engine: every {@code .entry} and {@code .func}, decoded
+ * into instructions ({@link Decoder}), and the module's shared-memory symbols. A function the
+ * engine cannot run keeps the first reason in {@link PtxFunction#unsupported()}; parsing never
+ * fails for that, since a twin may run the kernel instead.
+ *
+ * <p><b>Shared memory.</b> Every static {@code .shared} variable of the module gets its own offset
+ * in one block-wide layout; the dynamic {@code .extern .shared} arrays all start after it, at
+ * {@link #dynamicSharedOffset()}, as the GPU places dynamic shared memory after the static.
+ */
+public final class PtxModule {
+
+    private static final Pattern HEADER = Pattern.compile(
+            "\\.(entry|func)\\s*(\\((?:[^()]*)\\))?\\s*([A-Za-z_$%][\\w$%]*)\\s*(\\((?:[^()]*)\\))?");
+    private static final Pattern TYPE = Pattern.compile("\\.([usbf])(8|16|32|64)\\b|\\.(pred)\\b");
+    private static final Pattern ALIGN = Pattern.compile("\\.align\\s+(\\d+)");
+    private static final Pattern NAME = Pattern.compile("([A-Za-z_$%][\\w$%]*)\\s*(?:\\[\\s*(\\d*)\\s*\\])?\\s*(?:=.*)?$");
+    private static final Pattern REG_DECL = Pattern.compile("(%[A-Za-z_$][\\w$]*)\\s*(?:<\\s*(\\d+)\\s*>)?");
+    private static final Pattern LABEL = Pattern.compile("[A-Za-z_$%][\\w$%]*");
+
+    final Map<String, PtxFunction> functions = new LinkedHashMap<>();
+    final List<PtxFunction> byIndex = new ArrayList<>();
+    /** Declared-only functions ({@code .extern .func vprintf(...)}), by name. */
+    final Set<String> externs = new java.util.HashSet<>();
+    /** Shared symbols: offset in the block's shared memory; dynamic ones map to {@link #DYNAMIC}. */
+    final Map<String, Long> shared = new HashMap<>();
+    /** Module-scope {@code .global} / {@code .const} variables, which the engine does not place. */
+    final Map<String, Integer> unplaced = new HashMap<>();
+    private int staticShared;
+    private int dynamicAlign = 16;
+
+    static final long DYNAMIC = -1;
+
+    private PtxModule() {
+    }
+
+    /** {@return the functions of the module by name} */
+    public Map<String, PtxFunction> functions() {
+        return java.util.Collections.unmodifiableMap(functions);
+    }
+
+    /** {@return the named function, or {@code null}} */
+    public PtxFunction function(String name) {
+        return functions.get(name);
+    }
+
+    /** {@return the bytes of static shared memory a block of any kernel of this module has} */
+    public int staticSharedBytes() {
+        return staticShared;
+    }
+
+    /** {@return where dynamic shared memory starts in a block's shared memory} */
+    public int dynamicSharedOffset() {
+        return (staticShared + dynamicAlign - 1) / dynamicAlign * dynamicAlign;
+    }
+
+    /** One statement of the module text: an instruction or directive, a brace, or a label. */
+    record Stmt(int kind, String text, int line) {
+        static final int TEXT = 0, OPEN = 1, CLOSE = 2, LABEL = 3;
+    }
+
+    /**
+     * Parses a module.
+     *
+     * @param text the PTX without comments (line breaks kept, so lines are the file's)
+     * @return the module; functions the engine cannot run say why
+     */
+    public static PtxModule parse(String text) {
+        PtxModule m = new PtxModule();
+        List<Stmt> st = split(text);
+        // Pass 1: module-scope symbols and function names, so bodies may call functions defined later.
+        List<int[]> bodies = new ArrayList<>();
+        for (int i = 0; i < st.size(); i++) {
+            Stmt s = st.get(i);
+            if (s.kind == Stmt.OPEN) {
+                i = skip(st, i);
+                continue;
+            }
+            if (s.kind != Stmt.TEXT) {
+                continue;
+            }
+            String t = s.text;
+            boolean hasBody = i + 1 < st.size() && st.get(i + 1).kind == Stmt.OPEN;
+            Matcher h = HEADER.matcher(t);
+            if ((t.contains(".entry") || t.contains(".func")) && h.find()) {
+                String name = h.group(3);
+                if (!hasBody) {
+                    m.externs.add(name);
+                    continue;
+                }
+                PtxFunction f = new PtxFunction(name, h.group(1).equals("entry"), s.line);
+                m.functions.put(name, f);
+                m.byIndex.add(f);
+                layoutParams(f, h.group(2), f.rets);
+                layoutParams(f, h.group(4), f.params);
+                int end = skip(st, i + 1);
+                bodies.add(new int[] {m.byIndex.size() - 1, i + 2, end});
+                i = end;
+            } else if (t.startsWith(".section") && hasBody) {
+                i = skip(st, i + 1);
+            } else if (t.contains(".shared")) {
+                m.declareShared(t);
+            } else if (t.matches("^(\\.extern\\s+|\\.visible\\s+|\\.weak\\s+)*\\.(global|const)\\b.*")) {
+                Matcher n = NAME.matcher(t.replaceAll("=.*$", "").strip());
+                if (n.find()) {
+                    m.unplaced.put(n.group(1), s.line);
+                }
+            }
+        }
+        // Pass 2: bodies, with every symbol known.
+        for (int[] b : bodies) {
+            PtxFunction f = m.byIndex.get(b[0]);
+            new Decoder(m, f).decodeBody(st.subList(b[1], b[2]));
+        }
+        return m;
+    }
+
+    /** {@return the index of the {@link Stmt#CLOSE} that matches the {@link Stmt#OPEN} at {@code open}} */
+    private static int skip(List<Stmt> st, int open) {
+        int depth = 0;
+        for (int i = open; i < st.size(); i++) {
+            int k = st.get(i).kind;
+            if (k == Stmt.OPEN) {
+                depth++;
+            } else if (k == Stmt.CLOSE && --depth == 0) {
+                return i;
+            }
+        }
+        return st.size();
+    }
+
+    private void declareShared(String t) {
+        Matcher n = NAME.matcher(t.replaceAll("=.*$", "").strip());
+        if (!n.find()) {
+            return;
+        }
+        int align = alignOf(t);
+        if (t.contains(".extern") || "".equals(n.group(2))) {
+            dynamicAlign = Math.max(dynamicAlign, align);
+            shared.put(n.group(1), DYNAMIC);
+            return;
+        }
+        int elems = n.group(2) == null ? 1 : Integer.parseInt(n.group(2));
+        int off = (staticShared + align - 1) / align * align;
+        shared.put(n.group(1), (long) off);
+        staticShared = off + elems * elemBytes(t);
+    }
+
+    static int elemBytes(String decl) {
+        Matcher t = TYPE.matcher(decl);
+        if (!t.find()) {
+            return 1;
+        }
+        return t.group(3) != null ? 1 : Integer.parseInt(t.group(2)) / 8;
+    }
+
+    static int alignOf(String decl) {
+        Matcher a = ALIGN.matcher(decl);
+        return a.find() ? Integer.parseInt(a.group(1)) : elemBytes(decl);
+    }
+
+    /** Lays out a parenthesized parameter list into the function's parameter area. */
+    private static void layoutParams(PtxFunction f, String list, List<PtxFunction.Param> into) {
+        if (list == null) {
+            return;
+        }
+        String body = list.substring(1, list.length() - 1).strip();
+        if (body.isEmpty()) {
+            return;
+        }
+        for (String decl : body.split(",")) {
+            decl = decl.strip();
+            Matcher n = NAME.matcher(decl);
+            if (!n.find()) {
+                f.unsupported = "a parameter the engine cannot read: '" + decl + "' (line " + f.line + ")";
+                continue;
+            }
+            int elems = n.group(2) == null || n.group(2).isEmpty() ? 1 : Integer.parseInt(n.group(2));
+            int size = elemBytes(decl) * elems;
+            int align = Math.max(1, alignOf(decl));
+            int off = (f.paramBytes + align - 1) / align * align;
+            into.add(new PtxFunction.Param(n.group(1), off, size, align));
+            f.paramBytes = off + size;
+        }
+    }
+
+    /**
+     * Splits module text into statements: text up to a {@code ;}, braces that open or close a
+     * scope, and labels. A brace inside a statement (a vector operand, an initializer) stays in it;
+     * a brace after a directive header ({@code .entry f(...)}) ends the header.
+     */
+    static List<Stmt> split(String s) {
+        List<Stmt> out = new ArrayList<>();
+        StringBuilder cur = new StringBuilder();
+        int line = 1;
+        int curLine = 1;
+        int inner = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '\n') {
+                line++;
+            }
+            boolean blank = cur.toString().isBlank();
+            if (blank) {
+                if (c == '{') {
+                    out.add(new Stmt(Stmt.OPEN, "{", line));
+                    cur.setLength(0);
+                    continue;
+                }
+                if (c == '}') {
+                    out.add(new Stmt(Stmt.CLOSE, "}", line));
+                    cur.setLength(0);
+                    continue;
+                }
+                if (Character.isWhitespace(c)) {
+                    continue;
+                }
+                curLine = line;
+            }
+            if (c == '"') {
+                int end = s.indexOf('"', i + 1);
+                end = end < 0 ? s.length() - 1 : end;
+                cur.append(s, i, end + 1);
+                i = end;
+                continue;
+            }
+            if (c == ';' && inner == 0) {
+                out.add(new Stmt(Stmt.TEXT, cur.toString().strip(), curLine));
+                cur.setLength(0);
+                continue;
+            }
+            if (c == '{') {
+                String sofar = cur.toString().strip();
+                if (inner == 0 && sofar.startsWith(".") && !sofar.contains("=")) {
+                    out.add(new Stmt(Stmt.TEXT, sofar, curLine));
+                    out.add(new Stmt(Stmt.OPEN, "{", line));
+                    cur.setLength(0);
+                    continue;
+                }
+                inner++;
+            } else if (c == '}') {
+                if (inner == 0) {
+                    out.add(new Stmt(Stmt.TEXT, cur.toString().strip(), curLine));
+                    out.add(new Stmt(Stmt.CLOSE, "}", line));
+                    cur.setLength(0);
+                    continue;
+                }
+                inner--;
+            } else if (c == ':' && inner == 0 && (i + 1 >= s.length() || s.charAt(i + 1) != ':')
+                    && (i == 0 || s.charAt(i - 1) != ':') && LABEL.matcher(cur.toString().strip()).matches()) {
+                out.add(new Stmt(Stmt.LABEL, cur.toString().strip(), curLine));
+                cur.setLength(0);
+                continue;
+            }
+            cur.append(c);
+        }
+        if (!cur.toString().isBlank()) {
+            out.add(new Stmt(Stmt.TEXT, cur.toString().strip(), curLine));
+        }
+        return out;
+    }
+
+    /** The registers and scopes of one function body while it is decoded. */
+    static final class Scope {
+        final Map<String, Integer> regs = new HashMap<>();
+        final Deque<Map<String, Integer>> params = new ArrayDeque<>();
+        final Map<String, Integer> locals = new HashMap<>();
+        final Map<String, Integer> labels = new HashMap<>();
+    }
+
+    /** {@return the register names a {@code .reg} declaration declares} */
+    static List<String> registerNames(String decl) {
+        List<String> names = new ArrayList<>();
+        String rest = decl.replaceFirst("^\\.reg\\s+(\\.v\\d\\s+)?\\.\\w+\\s*", "");
+        Matcher r = REG_DECL.matcher(rest);
+        while (r.find()) {
+            if (r.group(2) != null) {
+                int n = Integer.parseInt(r.group(2));
+                for (int k = 0; k < n; k++) {
+                    names.add(r.group(1) + k);
+                }
+            } else {
+                names.add(r.group(1));
+            }
+        }
+        return names;
+    }
+}
