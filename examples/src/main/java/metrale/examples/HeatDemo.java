@@ -28,6 +28,8 @@ import metrale.gpu.LaunchConfig;
 import metrale.gpu.RedZoneViolation;
 import metrale.gpu.StepOptions;
 import metrale.gpu.Stream;
+import metrale.gpu.sim.SimOptions;
+import metrale.gpu.sim.SimTwinMode;
 import metrale.telemetry.Counters;
 import metrale.telemetry.GpuAllocEvent;
 import metrale.telemetry.GpuCopyEvent;
@@ -86,7 +88,12 @@ public final class HeatDemo {
      * @param plantOverflow whether to write past a buffer for the red-zone scan to find
      * @param jfr           where to write a JFR recording, or {@code null}
      */
-    record Options(int size, int steps, int graphSteps, String backend, boolean plantOverflow, Path jfr) {
+    record Options(int size, int steps, int graphSteps, String backend, boolean plantOverflow, Path jfr, boolean noTwins) {
+
+        /** The options with the simulator's twins registered, as the demo runs by default. */
+        Options(int size, int steps, int graphSteps, String backend, boolean plantOverflow, Path jfr) {
+            this(size, steps, graphSteps, backend, plantOverflow, jfr, false);
+        }
     }
 
     /**
@@ -137,6 +144,7 @@ public final class HeatDemo {
                   --graph-steps N    steps replayed from a CUDA graph, even (default %d)
                   --backend NAME     sim or cuda (default: metrale.backend / METRALE_BACKEND, else sim)
                   --plant-overflow   write %d floats past a buffer; the red-zone scan must find it
+                  --no-twins         on the simulator, run the kernels' own PTX (no Java twins)
                   --jfr FILE         record metrale.* JFR events to FILE (open it in JDK Mission Control)
                   -h, --help         this text
 
@@ -157,6 +165,7 @@ public final class HeatDemo {
         int graphSteps = DEFAULT_GRAPH_STEPS;
         String backend = null;
         boolean plant = false;
+        boolean noTwins = false;
         Path jfr = null;
         for (int k = 0; k < args.length; k++) {
             String a = args[k];
@@ -175,11 +184,12 @@ public final class HeatDemo {
                 }
                 case "--backend" -> backend = value(args, ++k, a);
                 case "--plant-overflow" -> plant = true;
+                case "--no-twins" -> noTwins = true;
                 case "--jfr" -> jfr = jfrPath(value(args, ++k, a));
                 default -> throw new IllegalArgumentException("unknown option '" + a + "'");
             }
         }
-        return Optional.of(new Options(size, steps, graphSteps, backend, plant, jfr));
+        return Optional.of(new Options(size, steps, graphSteps, backend, plant, jfr, noTwins));
     }
 
     /**
@@ -265,6 +275,10 @@ public final class HeatDemo {
                     b.available() ? "available" : "unavailable: " + b.reason());
         }
         GpuBuilder builder = Gpu.builder().backend(backend).redZoneBytes(RED_ZONE_BYTES).d2hTrace(true);
+        if (o.noTwins()) {
+            // Ignored by CUDA, which always runs the real kernels.
+            builder.backendOption(SimOptions.TWINS, SimTwinMode.OFF.option());
+        }
         boolean ok = true;
         float[] result = new float[(int) cells];
         int totalSteps = 0;
@@ -303,9 +317,12 @@ public final class HeatDemo {
                 // ---- kernels -------------------------------------------------------------
                 section(out, "Kernels");
                 byte[] ptx = HeatKernels.ptx();
-                if (gpu.backendName().equals("sim")) {
+                boolean twins = gpu.backendName().equals("sim") && !o.noTwins();
+                if (twins) {
                     HeatKernels.registerTwins();
                     out.println("  registered Java twins of jacobi_step, residual_reduce and fill (SimKernels)");
+                } else if (gpu.backendName().equals("sim")) {
+                    out.println("  no twins: the simulator runs the kernels' own PTX on its engine (sim.twins=off)");
                 }
                 gpu.loadModule(HeatKernels.MODULE, ptx);
                 KernelHandle jacobi = gpu.kernel(HeatKernels.MODULE, HeatKernels.JACOBI);
@@ -444,7 +461,7 @@ public final class HeatDemo {
                 gpu.freeHostPinned(partialHost);
                 gpu.destroyStream(stream);
             } finally {
-                if (gpu.backendName().equals("sim")) {
+                if (gpu.backendName().equals("sim") && !o.noTwins()) {
                     HeatKernels.unregisterTwins();
                 }
             }

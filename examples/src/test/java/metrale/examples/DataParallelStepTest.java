@@ -10,6 +10,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import metrale.gpu.GpuBuilder;
+import metrale.gpu.sim.SimOptions;
+import metrale.gpu.sim.SimTwinMode;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -25,6 +27,17 @@ class DataParallelStepTest {
         assertThat(r.maxError()).isLessThanOrEqualTo(1e-5);
         // The steps moved the weights: a run that did nothing would not match a non-zero reference.
         assertThat(r.reference()).isNotEqualTo(new float[8]);
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2})
+    void replicasMatchPlainJavaFromTheKernelsOwnPtx(int devices) {
+        List<GpuBuilder> builders = DataParallelStep.builders("sim", devices).stream()
+                .map(b -> b.backendOption(SimOptions.TWINS, SimTwinMode.OFF.option())).toList();
+        DataParallelStep.Result ptx = DataParallelStep.run(builders, 32, 8, 10, 0.5f);
+        DataParallelStep.Result twin = DataParallelStep.run(DataParallelStep.builders("sim", devices), 32, 8, 10, 0.5f);
+        assertThat(ptx.maxError()).isLessThanOrEqualTo(1e-5);
+        assertThat(ptx.weights()).isEqualTo(twin.weights());
     }
 
     @ParameterizedTest

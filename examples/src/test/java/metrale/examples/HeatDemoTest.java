@@ -37,6 +37,30 @@ class HeatDemoTest {
     }
 
     @Test
+    void withoutTwinsThePtxRunsAndGivesTheSameResult() {
+        String twin = runDemo(new HeatDemo.Options(20, 30, 10, "sim", false, null), 0);
+        String ptx = runDemo(new HeatDemo.Options(20, 30, 10, "sim", false, null, true), 0);
+        assertThat(ptx)
+                .contains("no twins: the simulator runs the kernels' own PTX")
+                .doesNotContain("registered Java twins")
+                .contains("max |device - reference| = 0.000e+00")
+                .endsWith("PASS" + System.lineSeparator());
+        assertThat(twin).contains("registered Java twins");
+        assertThat(residuals(ptx)).isEqualTo(residuals(twin)).isNotEmpty();
+    }
+
+    @Test
+    void withoutTwinsThePlantedOverflowIsFoundToo() {
+        String text = runDemo(new HeatDemo.Options(16, 4, 2, "sim", true, null, true), 0);
+        assertThat(text).contains("  overflow found, as planted" + System.lineSeparator()).endsWith("PASS" + System.lineSeparator());
+    }
+
+    /** {@return the residual lines a run printed: equal lines mean equal grids step by step} */
+    private static java.util.List<String> residuals(String text) {
+        return text.lines().filter(l -> l.contains("residual ") && !l.contains("0x")).toList();
+    }
+
+    @Test
     void traceDiffShowsTheSwappedPointers() {
         String text = runDemo(new HeatDemo.Options(8, 3, 2, "sim", false, null), 0);
         assertThat(text).containsPattern("1 differing op\\(s\\) of 1")
@@ -86,7 +110,7 @@ class HeatDemoTest {
     @Test
     void helpAsksForUsage() {
         assertThat(HeatDemo.parse(new String[] {"--steps", "5", "--help"})).isEmpty();
-        assertThat(HeatDemo.usage()).contains("--size", "--steps", "--graph-steps", "--backend", "--plant-overflow", "--jfr");
+        assertThat(HeatDemo.usage()).contains("--size", "--steps", "--graph-steps", "--backend", "--plant-overflow", "--no-twins", "--jfr");
     }
 
     @Test

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import metrale.gpu.Gpu;
+import metrale.gpu.sim.SimTwinMode;
 import metrale.gpu.testing.Backend;
 import metrale.gpu.testing.FaultPlan;
 import metrale.gpu.testing.GpuTest;
@@ -39,6 +40,24 @@ class ScaleAddPipelineTest {
             ScaleAddPipeline.Result r = p.run(x, y, 3f);
             assertArrayEquals(reference(x, y, 3f), r.out());
             assertEquals(1, r.chunks());
+        }
+    }
+
+    @GpuTest(backends = Backend.SIM, twinMode = SimTwinMode.OFF)
+    void computesAxPlusYFromItsOwnPtxWithNoTwin(Gpu gpu) {
+        float[] x = ramp(1000, 0.5f);
+        float[] y = ramp(1000, 2f);
+        try (ScaleAddPipeline p = new ScaleAddPipeline(gpu)) {
+            assertArrayEquals(reference(x, y, 3f), p.run(x, y, 3f).out());
+        }
+    }
+
+    @GpuTest(backends = Backend.SIM, twins = PipelineTwins.class, twinMode = SimTwinMode.VERIFY)
+    void itsTwinAgreesWithItsPtx(Gpu gpu) {
+        float[] x = ramp(1000, 0.5f);
+        float[] y = ramp(1000, 2f);
+        try (ScaleAddPipeline p = new ScaleAddPipeline(gpu)) {
+            assertArrayEquals(reference(x, y, 3f), p.run(x, y, 3f).out());
         }
     }
 

@@ -188,7 +188,7 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
             if (backend == Backend.SIM) {
                 SimTwins table = new SimTwins();
                 context.getStore(NS).put(SimTwins.class, table);
-                b.seed(t.seed()).capacity(t.capacity()).initCheck(t.initCheck()).blocks(t.blocks()).twinTable(table);
+                b.seed(t.seed()).capacity(t.capacity()).initCheck(t.initCheck()).blocks(t.blocks()).twinMode(t.twinMode()).twinTable(table);
                 for (Class<? extends Twins> c : t.twins()) {
                     b.twins(instantiate(c));
                 }

@@ -88,6 +88,14 @@ public @interface GpuTest {
      */
     SimBlockOrder blocks() default SimBlockOrder.ORDERED;
 
+    /**
+     * {@return what runs a simulated kernel} {@code PREFER} (the default; {@code metrale.sim.twins}
+     * may still say otherwise) runs a registered twin and, with none, the kernel's own PTX on the
+     * simulator's engine; {@code OFF} ignores twins; {@code VERIFY} runs twin and PTX and fails a
+     * launch whose results differ, which finds a twin that drifted from its kernel. CUDA runs ignore it.
+     */
+    metrale.gpu.sim.SimTwinMode twinMode() default metrale.gpu.sim.SimTwinMode.PREFER;
+
     /** {@return classes whose twins are registered in this run's own table (each has a no-argument constructor)} */
     Class<? extends Twins>[] twins() default {};
 }

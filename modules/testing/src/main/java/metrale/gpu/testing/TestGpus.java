@@ -60,6 +60,7 @@ public final class TestGpus {
         private long seed;
         private boolean initCheck;
         private SimBlockOrder blocks = SimBlockOrder.ORDERED;
+        private metrale.gpu.sim.SimTwinMode twinMode = metrale.gpu.sim.SimTwinMode.PREFER;
         private SimTwins table;
         private final List<Twins> twins = new ArrayList<>();
 
@@ -114,6 +115,20 @@ public final class TestGpus {
          */
         public Builder initCheck(boolean on) {
             this.initCheck = on;
+            return this;
+        }
+
+        /**
+         * Sets what runs a simulated kernel (ignored on CUDA): {@code PREFER} (the default, which
+         * leaves it to {@code metrale.sim.twins} / {@code METRALE_SIM_TWINS} when set) runs a
+         * registered twin and otherwise the kernel's PTX; {@code OFF} runs the PTX only;
+         * {@code VERIFY} runs both and fails a launch whose results differ.
+         *
+         * @param mode what runs a kernel
+         * @return this
+         */
+        public Builder twinMode(metrale.gpu.sim.SimTwinMode mode) {
+            this.twinMode = Objects.requireNonNull(mode, "mode");
             return this;
         }
 
@@ -182,6 +197,9 @@ public final class TestGpus {
                 b.backendOption(SimOptions.TWINS, (Object) t);
                 b.backendOption(SimOptions.SEED, Long.toString(seed));
                 b.backendOption(SimOptions.BLOCKS, blocks.name().toLowerCase(Locale.ROOT));
+                if (twinMode != metrale.gpu.sim.SimTwinMode.PREFER) {
+                    b.backendOption(SimOptions.TWINS, twinMode.option());
+                }
                 if (capacity > 0) {
                     b.backendOption(SimOptions.CAPACITY, Long.toString(capacity));
                 }
