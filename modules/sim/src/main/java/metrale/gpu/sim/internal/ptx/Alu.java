@@ -192,6 +192,10 @@ public final class Alu {
                 double bb = s - x;
                 double e = (x - (s - bb)) + (y - bb);
                 z = roundF(s, e, rnd);
+                if (s == 0 && rnd == Insn.RM) {
+                    // IEEE 754: an exact zero sum rounded down is -0, unless both addends are +0.
+                    z = Float.floatToRawIntBits(x) == 0 && Float.floatToRawIntBits(y) == 0 ? 0f : -0f;
+                }
             }
             return outF(z, ftz, sat);
         }
@@ -290,6 +294,10 @@ public final class Alu {
                 double bb = s - p;
                 double e = (p - (s - bb)) + (z - bb);
                 r = roundF(s, e, rnd);
+                if (s == 0 && rnd == Insn.RM) {
+                    // As for add: -0 unless the product and the addend are both +0.
+                    r = Double.doubleToRawLongBits(p) == 0 && Float.floatToRawIntBits(z) == 0 ? 0f : -0f;
+                }
             }
             return outF(r, ftz, sat);
         }
