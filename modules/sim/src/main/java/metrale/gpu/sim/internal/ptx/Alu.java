@@ -609,7 +609,8 @@ public final class Alu {
     // ---- conversion ----------------------------------------------------------------------------
 
     /**
-     * {@code cvt.rnd.ftz.sat.dtype.atype}.
+     * {@code cvt.rnd.ftz.sat.dtype.atype}. A float NaN converts to an integer as PTX ISA 9.0 says: to 0
+     * from {@code .f16} or {@code .f32} into 32 bits or fewer, otherwise to {@code 1 << (width - 1)}.
      *
      * @param mode the rounding ({@link Insn#RN} ... {@link Insn#RPI}) or -1 when none is given
      */
@@ -626,7 +627,8 @@ public final class Alu {
         if (sF && !dF) {
             double x = floatValue(st, a, ftz);
             if (Double.isNaN(x)) {
-                return 0;
+                // PTX ISA 9.0: 0 from .f16/.f32 to 32 bits or fewer, else 1 << (width - 1).
+                return Insn.bits(st) < 64 && Insn.bits(dt) < 64 ? 0 : norm(dt, 1L << (Insn.bits(dt) - 1));
             }
             double r = switch (mode) {
                 case Insn.RNI -> Math.rint(x);
