@@ -749,8 +749,9 @@ public final class Alu {
     // ---- atomics -------------------------------------------------------------------------------
 
     /**
-     * {@return the value an atomic {@code op} writes over {@code old}} {@code atom.add.f32} rounds to
-     * nearest and flushes subnormals, as PTX states; {@code .f64} keeps them.
+     * {@return the value an atomic {@code op} on global memory writes over {@code old}}
+     * {@code atom.add.f32} rounds to nearest and flushes subnormals there, as PTX states; {@code .f64}
+     * keeps them.
      */
     public static long atom(int op, int t, long old, long b, long c) {
         boolean f32 = isF32(t);
@@ -768,5 +769,13 @@ public final class Alu {
             case Insn.A_DEC -> norm(t, old) == 0 || Long.compareUnsigned(norm(t, old), norm(t, b)) > 0 ? b : old - 1;
             default -> old;
         };
+    }
+
+    /**
+     * {@return the value an atomic {@code op} on shared memory writes over {@code old}} As on global
+     * memory, except that {@code atom.add.f32} keeps subnormal inputs and results, as PTX states.
+     */
+    static long atomShared(int op, int t, long old, long b, long c) {
+        return op == Insn.A_ADD && isF32(t) ? add(t, Insn.RN, false, false, old, b) : atom(op, t, old, b, c);
     }
 }
