@@ -2,7 +2,8 @@
 /**
  * The backend-agnostic contract suite of metrale-gpu: abstract JUnit 5 and jqwik classes that
  * every backend runs through one small subclass each, the kernels they launch ({@code contract.cu}
- * with its PTX and sm_90 cubin, as resources of package {@code metrale.gpu.contract}), and the two
+ * with its PTX and sm_90 cubin, and {@code ops.cu} with its PTX, as resources of package
+ * {@code metrale.gpu.contract}), and the two
  * services the tests of this project find through {@link java.util.ServiceLoader}. A backend's
  * build depends on this module with test scope.
  *

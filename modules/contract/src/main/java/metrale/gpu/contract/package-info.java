@@ -14,11 +14,15 @@
  * (load {@link metrale.gpu.contract.GpuContract#contractPtx()} as module
  * {@value metrale.gpu.contract.GpuContract#MODULE}; the simulator registers its kernel twins
  * first). The kernels are {@code contract.cu} beside the PTX in this jar's resources.
+ * {@link metrale.gpu.contract.PtxSemanticsContract} loads the PTX of {@code ops.cu}, beside it, as
+ * module {@value metrale.gpu.contract.PtxSemanticsContract#OPS_MODULE} itself and has no twins.
  *
  * <p><b>Hooks a backend answers.</b> {@code observableAsync()} (true only where async work is
  * guaranteed to wait for a sync: the simulator); {@code FaultContract.runtimesAreIsolated()}
  * (false on CUDA, where a sticky fault poisons the process; run that class in its own JVM fork
- * there); {@code OpSequenceProperties.exactMemInfo()} and {@code builder(long seed)}.
+ * there); {@code OpSequenceProperties.exactMemInfo()} and {@code builder(long seed)};
+ * {@code PtxSemanticsContract.unpinned(...)} and {@code nanBits(...)}, which see the few results
+ * PTX's text leaves open (the simulator asserts its own choice; CUDA records what the device gives).
  *
  * <p><b>Error codes.</b> Where CUDA_SEMANTICS.md and an H200 (driver 580.159.04) disagreed, the
  * tests follow the H200: an empty function name is INVALID_VALUE; PTX text without a

@@ -192,6 +192,10 @@ public final class Alu {
                 double bb = s - x;
                 double e = (x - (s - bb)) + (y - bb);
                 z = roundF(s, e, rnd);
+                if (s == 0 && rnd == Insn.RM) {
+                    // IEEE 754: an exact zero sum rounded down is -0, unless both addends are +0.
+                    z = Float.floatToRawIntBits(x) == 0 && Float.floatToRawIntBits(y) == 0 ? 0f : -0f;
+                }
             }
             return outF(z, ftz, sat);
         }
@@ -290,6 +294,10 @@ public final class Alu {
                 double bb = s - p;
                 double e = (p - (s - bb)) + (z - bb);
                 r = roundF(s, e, rnd);
+                if (s == 0 && rnd == Insn.RM) {
+                    // As for add: -0 unless the product and the addend are both +0.
+                    r = Double.doubleToRawLongBits(p) == 0 && Float.floatToRawIntBits(z) == 0 ? 0f : -0f;
+                }
             }
             return outF(r, ftz, sat);
         }
@@ -601,7 +609,8 @@ public final class Alu {
     // ---- conversion ----------------------------------------------------------------------------
 
     /**
-     * {@code cvt.rnd.ftz.sat.dtype.atype}.
+     * {@code cvt.rnd.ftz.sat.dtype.atype}. A float NaN converts to an integer as PTX ISA 9.0 says: to 0
+     * from {@code .f16} or {@code .f32} into 32 bits or fewer, otherwise to {@code 1 << (width - 1)}.
      *
      * @param mode the rounding ({@link Insn#RN} ... {@link Insn#RPI}) or -1 when none is given
      */
@@ -618,7 +627,8 @@ public final class Alu {
         if (sF && !dF) {
             double x = floatValue(st, a, ftz);
             if (Double.isNaN(x)) {
-                return 0;
+                // PTX ISA 9.0: 0 from .f16/.f32 to 32 bits or fewer, else 1 << (width - 1).
+                return Insn.bits(st) < 64 && Insn.bits(dt) < 64 ? 0 : norm(dt, 1L << (Insn.bits(dt) - 1));
             }
             double r = switch (mode) {
                 case Insn.RNI -> Math.rint(x);
@@ -739,8 +749,9 @@ public final class Alu {
     // ---- atomics -------------------------------------------------------------------------------
 
     /**
-     * {@return the value an atomic {@code op} writes over {@code old}} {@code atom.add.f32} rounds to
-     * nearest and flushes subnormals, as PTX states; {@code .f64} keeps them.
+     * {@return the value an atomic {@code op} on global memory writes over {@code old}}
+     * {@code atom.add.f32} rounds to nearest and flushes subnormals there, as PTX states; {@code .f64}
+     * keeps them.
      */
     public static long atom(int op, int t, long old, long b, long c) {
         boolean f32 = isF32(t);
@@ -758,5 +769,13 @@ public final class Alu {
             case Insn.A_DEC -> norm(t, old) == 0 || Long.compareUnsigned(norm(t, old), norm(t, b)) > 0 ? b : old - 1;
             default -> old;
         };
+    }
+
+    /**
+     * {@return the value an atomic {@code op} on shared memory writes over {@code old}} As on global
+     * memory, except that {@code atom.add.f32} keeps subnormal inputs and results, as PTX states.
+     */
+    static long atomShared(int op, int t, long old, long b, long c) {
+        return op == Insn.A_ADD && isF32(t) ? add(t, Insn.RN, false, false, old, b) : atom(op, t, old, b, c);
     }
 }

@@ -378,7 +378,7 @@ final class Interp {
             Block blk = t.block;
             blk.checkShared(t, off, bytes);
             long old = PtxLaunch.get(blk.shared, (int) off, bytes);
-            PtxLaunch.put(blk.shared, (int) off, bytes, Alu.atom(in.mode, in.type, old, b, c));
+            PtxLaunch.put(blk.shared, (int) off, bytes, Alu.atomShared(in.mode, in.type, old, b, c));
             return old;
         }
         if (sp != Insn.GLOBAL) {

@@ -18,8 +18,8 @@ import java.util.regex.Pattern;
  * engine cannot run keeps the first reason in {@link PtxFunction#unsupported()}; parsing never
  * fails for that, since a twin may run the kernel instead.
  *
- * <p><b>Shared memory.</b> Every static {@code .shared} variable of the module gets its own offset
- * in one block-wide layout; the dynamic {@code .extern .shared} arrays all start after it, at
+ * <p><b>Shared memory.</b> Every static {@code .shared} variable of the module, at module scope or
+ * in a function's body, gets its own offset in one block-wide layout; the dynamic {@code .extern .shared} arrays all start after it, at
  * {@link #dynamicSharedOffset()}, as the GPU places dynamic shared memory after the static.
  */
 public final class PtxModule {
@@ -108,6 +108,14 @@ public final class PtxModule {
                 layoutParams(f, h.group(2), f.rets);
                 layoutParams(f, h.group(4), f.params);
                 int end = skip(st, i + 1);
+                // nvcc declares a kernel's static __shared__ variables inside its body ("demoted"),
+                // under names mangled with the function's, so they share the module's layout.
+                for (int k = i + 2; k < end; k++) {
+                    Stmt b = st.get(k);
+                    if (b.kind == Stmt.TEXT && b.text.startsWith(".shared")) {
+                        m.declareShared(b.text);
+                    }
+                }
                 bodies.add(new int[] {m.byIndex.size() - 1, i + 2, end});
                 i = end;
             } else if (t.startsWith(".section") && hasBody) {
