@@ -12,7 +12,7 @@ import java.util.List;
  *
  * <p>{@link #run} wraps an instruction sequence in a kernel with one thread per row of inputs: the
  * thread loads its inputs into registers {@code %a %b %c %e} (declared with the given types; a
- * {@code pred} input is the low bit of its word), runs the body, and stores {@code %d} and
+ * {@code pred} input is true when the low 32 bits of its word are not zero), runs the body, and stores {@code %d} and
  * {@code %q} (the outputs, likewise typed) to its output slot. Each input and output is one 8-byte
  * word, zeroed before, so an output narrower than 64 bits comes back zero-extended.
  */
