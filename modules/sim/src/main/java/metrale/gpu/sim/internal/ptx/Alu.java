@@ -174,6 +174,15 @@ public final class Alu {
         };
     }
 
+    /**
+     * {@return the zero {@code x + y} is when it is exactly zero, signed as IEEE says} Two zeros
+     * of one sign keep it; any other exact zero is +0, except under {@code .rm}, which turns every
+     * +0 of that rule into -0 (negating both operands and the RN sum gives exactly that).
+     */
+    private static double exactZeroSum(double x, double y, int rnd) {
+        return rnd == Insn.RM ? -((-x) + (-y)) : x + y;
+    }
+
     // ---- binary arithmetic ---------------------------------------------------------------------
 
     static long add(int t, int rnd, boolean ftz, boolean sat, long a, long b) {
@@ -191,7 +200,7 @@ public final class Alu {
                 double s = (double) x + (double) y;
                 double bb = s - x;
                 double e = (x - (s - bb)) + (y - bb);
-                z = roundF(s, e, rnd);
+                z = s == 0 && e == 0 ? (float) exactZeroSum(x, y, rnd) : roundF(s, e, rnd);
             }
             return outF(z, ftz, sat);
         }
@@ -289,7 +298,7 @@ public final class Alu {
                 double s = p + z;
                 double bb = s - p;
                 double e = (p - (s - bb)) + (z - bb);
-                r = roundF(s, e, rnd);
+                r = s == 0 && e == 0 ? (float) exactZeroSum(p, z, rnd) : roundF(s, e, rnd);
             }
             return outF(r, ftz, sat);
         }
