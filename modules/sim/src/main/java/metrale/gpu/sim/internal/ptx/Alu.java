@@ -642,8 +642,7 @@ public final class Alu {
             boolean u64 = st == Insn.type(U, 64) || st == Insn.type(B, 64);
             int rnd = mode < 0 ? Insn.RN : mode;
             if (Insn.bits(dt) == 16) {
-                float g = u64 ? unsignedToFloat(v) : (float) v;
-                return Float.floatToFloat16(g) & 0xffffL;
+                return toHalf(u64 ? unsignedToDouble(v) : (double) v, rnd);
             }
             if (Insn.bits(dt) == 32) {
                 float g;
@@ -675,13 +674,58 @@ public final class Alu {
             rnd = Insn.RN;
         }
         return switch (Insn.bits(dt)) {
-            case 16 -> Float.floatToFloat16((float) x) & 0xffffL;
+            case 16 -> toHalf(x, rnd);
             case 32 -> {
                 float g = Double.isNaN(x) || Double.isInfinite(x) ? (float) x : roundF(x, 0, rnd);
                 yield outF(g, ftz, sat);
             }
             default -> outD(x, false, sat);
         };
+    }
+
+    /**
+     * {@return the f16 bits of {@code x} rounded in direction {@code rnd}} Rounded from the double
+     * itself, not through a float (which would round twice); NaN gives the canonical f16 NaN
+     * {@code 0x7fff}.
+     */
+    static long toHalf(double x, int rnd) {
+        if (Double.isNaN(x)) {
+            return 0x7fff;
+        }
+        if (x == 0 || Double.isInfinite(x)) {
+            return Float.floatToFloat16((float) x) & 0xffffL;
+        }
+        double ax = Math.abs(x);
+        // lo: the largest finite f16 magnitude at or below |x|; lo + 1 is the next one up (0x7c00: infinity).
+        int lo = Math.min(0x7bff, Float.floatToFloat16((float) ax) & 0x7fff);
+        while (lo > 0 && Float.float16ToFloat((short) lo) > ax) {
+            lo--;
+        }
+        while (lo < 0x7bff && Float.float16ToFloat((short) (lo + 1)) <= ax) {
+            lo++;
+        }
+        double lv = Float.float16ToFloat((short) lo);
+        boolean neg = x < 0;
+        int mag;
+        if (lv == ax) {
+            mag = lo;
+        } else {
+            int hi = lo + 1;
+            mag = switch (rnd) {
+                case Insn.RZ -> lo;
+                case Insn.RM -> neg ? hi : lo;
+                case Insn.RP -> neg ? lo : hi;
+                default -> {
+                    // Both differences are exact (the operands are within a factor of two); past the
+                    // largest f16 IEEE rounds as if 65536 came next.
+                    double hv = hi == 0x7c00 ? 65536d : Float.float16ToFloat((short) hi);
+                    double dl = ax - lv;
+                    double dh = hv - ax;
+                    yield dl < dh ? lo : dl > dh ? hi : (lo & 1) == 0 ? lo : hi;
+                }
+            };
+        }
+        return (neg ? 0x8000L : 0) | mag;
     }
 
     private static double floatValue(int st, long a, boolean ftz) {
