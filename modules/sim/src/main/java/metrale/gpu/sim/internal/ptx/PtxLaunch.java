@@ -333,7 +333,9 @@ public final class PtxLaunch {
                     }
                 } else if (t.state == EXITED) {
                     exited++;
-                    exitedOne = t;
+                    if (exitedOne == null) {
+                        exitedOne = t;
+                    }
                 }
             }
             if (first == null) {
