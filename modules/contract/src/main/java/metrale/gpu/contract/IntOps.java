@@ -48,13 +48,15 @@ final class IntOps {
 
     /**
      * {@return {@code bfe} on a {@code width}-bit value} Position and length are the low bytes of
-     * {@code b} and {@code c}; bits past the value's top read as the sign bit, which is the
+     * {@code b} and {@code c} for 32 bits and the whole unsigned values for 64 bits, as the H200
+     * reads them; bits past the value's top read as the sign bit, which is the
      * field's top bit (clamped to the value's top) for a signed field of nonzero length, else 0.
      */
     static long bfe(long a, int b, int c, int width, boolean signed) {
         int msb = width - 1;
-        int pos = b & 0xff;
-        int len = c & 0xff;
+        // PTX's text reads the low bytes; the H200 reads whole unsigned values for 64 bits (measured).
+        long pos = width == 64 ? b & 0xffffffffL : b & 0xff;
+        long len = width == 64 ? c & 0xffffffffL : c & 0xff;
         long sbit = !signed || len == 0 ? 0 : (a >>> Math.min(pos + len - 1, msb)) & 1;
         long d = 0;
         for (int i = 0; i <= msb; i++) {
@@ -71,8 +73,8 @@ final class IntOps {
      */
     static long bfi(long a, long b, int c, int dLen, int width) {
         int msb = width - 1;
-        int pos = c & 0xff;
-        int len = dLen & 0xff;
+        long pos = width == 64 ? c & 0xffffffffL : c & 0xff;
+        long len = width == 64 ? dLen & 0xffffffffL : dLen & 0xff;
         long f = b;
         for (int i = 0; i < len && pos + i <= msb; i++) {
             long bit = (a >>> i) & 1;

@@ -266,7 +266,9 @@ final class PtxReference {
     /** {@return a double rounded to a float's bits in direction {@code m}} */
     static int toFloat(double x, Mode m) {
         if (Double.isNaN(x)) {
-            return NAN32;
+            // Not the canonical NaN: the H200 narrows a double NaN as Java's cast does (quiet, sign
+            // and the payload's top bits kept), in every rounding.
+            return Float.floatToRawIntBits((float) x);
         }
         if (Double.isInfinite(x) || x == 0) {
             return Float.floatToRawIntBits((float) x);

@@ -52,7 +52,8 @@ public final class ContractKernels {
             l.forEachThread(t -> {
                 int i = t.globalX();
                 if (i < n) {
-                    y.set(i, a * x.get(i) + y.get(i));
+                    // nvcc contracts a * x[i] + y[i] into one fma.rn.f32 (-fmad=true): one rounding, not two.
+                    y.set(i, Math.fma(x.get(i), a, y.get(i)));
                 }
             });
         });

@@ -26,6 +26,8 @@ import java.math.BigDecimal;
 public final class Alu {
 
     static final long CANONICAL_NAN_F32 = 0x7fffffffL;
+    /** The quiet bit of an .f64 NaN. */
+    static final long QUIET_F64 = 0x0008000000000000L;
 
     private Alu() {
     }
@@ -174,6 +176,15 @@ public final class Alu {
         };
     }
 
+    /**
+     * {@return the zero {@code x + y} is when it is exactly zero, signed as IEEE says} Two zeros
+     * of one sign keep it; any other exact zero is +0, except under {@code .rm}, which turns every
+     * +0 of that rule into -0 (negating both operands and the RN sum gives exactly that).
+     */
+    private static double exactZeroSum(double x, double y, int rnd) {
+        return rnd == Insn.RM ? -((-x) + (-y)) : x + y;
+    }
+
     // ---- binary arithmetic ---------------------------------------------------------------------
 
     static long add(int t, int rnd, boolean ftz, boolean sat, long a, long b) {
@@ -191,11 +202,7 @@ public final class Alu {
                 double s = (double) x + (double) y;
                 double bb = s - x;
                 double e = (x - (s - bb)) + (y - bb);
-                z = roundF(s, e, rnd);
-                if (s == 0 && rnd == Insn.RM) {
-                    // IEEE 754: an exact zero sum rounded down is -0, unless both addends are +0.
-                    z = Float.floatToRawIntBits(x) == 0 && Float.floatToRawIntBits(y) == 0 ? 0f : -0f;
-                }
+                z = s == 0 && e == 0 ? (float) exactZeroSum(x, y, rnd) : roundF(s, e, rnd);
             }
             return outF(z, ftz, sat);
         }
@@ -293,11 +300,7 @@ public final class Alu {
                 double s = p + z;
                 double bb = s - p;
                 double e = (p - (s - bb)) + (z - bb);
-                r = roundF(s, e, rnd);
-                if (s == 0 && rnd == Insn.RM) {
-                    // As for add: -0 unless the product and the addend are both +0.
-                    r = Double.doubleToRawLongBits(p) == 0 && Float.floatToRawIntBits(z) == 0 ? 0f : -0f;
-                }
+                r = s == 0 && e == 0 ? (float) exactZeroSum(p, z, rnd) : roundF(s, e, rnd);
             }
             return outF(r, ftz, sat);
         }
@@ -431,13 +434,17 @@ public final class Alu {
 
     // ---- unary ---------------------------------------------------------------------------------
 
+    /**
+     * abs: the H200 gives an .f32 NaN its canonical NaN, and an .f64 NaN back quieted with its sign
+     * and payload, as it does for neg (measured with the contract's ops kernels).
+     */
     static long abs(int t, boolean ftz, long a) {
         if (isF32(t)) {
             float x = ftz ? ftz(f(a)) : f(a);
-            return Float.floatToRawIntBits(x) & 0x7fffffffL;
+            return Float.isNaN(x) ? CANONICAL_NAN_F32 : Float.floatToRawIntBits(x) & 0x7fffffffL;
         }
         if (isF64(t)) {
-            return a & 0x7fffffffffffffffL;
+            return Double.isNaN(d(a)) ? a | QUIET_F64 : a & 0x7fffffffffffffffL;
         }
         return Math.abs(norm(t, a));
     }
@@ -445,10 +452,10 @@ public final class Alu {
     static long neg(int t, boolean ftz, long a) {
         if (isF32(t)) {
             float x = ftz ? ftz(f(a)) : f(a);
-            return (Float.floatToRawIntBits(x) ^ 0x80000000) & 0xffffffffL;
+            return Float.isNaN(x) ? CANONICAL_NAN_F32 : (Float.floatToRawIntBits(x) ^ 0x80000000) & 0xffffffffL;
         }
         if (isF64(t)) {
-            return a ^ 0x8000000000000000L;
+            return Double.isNaN(d(a)) ? a | QUIET_F64 : a ^ 0x8000000000000000L;
         }
         return -norm(t, a);
     }
@@ -515,10 +522,15 @@ public final class Alu {
 
     // ---- bit fields ----------------------------------------------------------------------------
 
+    /**
+     * bfe. For 32 bits position and length are the low bytes of {@code b} and {@code c}, as PTX
+     * states; for 64 bits the H200 takes them as whole unsigned 32-bit values, clamped (a position of
+     * 256 extracts nothing where PTX's text would read position 0), and the engine does as the GPU.
+     */
     static long bfe(int t, long a, long b, long c) {
         int msb = Insn.bits(t) - 1;
-        int pos = (int) (b & 0xff);
-        int len = (int) (c & 0xff);
+        long pos = msb == 63 ? b & 0xffffffffL : b & 0xff;
+        long len = msb == 63 ? c & 0xffffffffL : c & 0xff;
         long x = norm(t, a);
         boolean sgn = signed(t) && len > 0 && ((x >>> Math.min(pos + len - 1, msb)) & 1) != 0;
         long d = 0;
@@ -529,10 +541,11 @@ public final class Alu {
         return d;
     }
 
+    /** bfi; position and length as {@link #bfe} reads them (whole values for 64 bits, as the H200 does). */
     static long bfi(int t, long a, long b, long c, long dd) {
         int msb = Insn.bits(t) - 1;
-        int pos = (int) (c & 0xff);
-        int len = (int) (dd & 0xff);
+        long pos = msb == 63 ? c & 0xffffffffL : c & 0xff;
+        long len = msb == 63 ? dd & 0xffffffffL : dd & 0xff;
         long f = b;
         for (int i = 0; i < len && pos + i <= msb; i++) {
             long bit = (a >>> i) & 1;
@@ -643,8 +656,7 @@ public final class Alu {
             boolean u64 = st == Insn.type(U, 64) || st == Insn.type(B, 64);
             int rnd = mode < 0 ? Insn.RN : mode;
             if (Insn.bits(dt) == 16) {
-                float g = u64 ? unsignedToFloat(v) : (float) v;
-                return Float.floatToFloat16(g) & 0xffffL;
+                return toHalf(u64 ? unsignedToDouble(v) : (double) v, rnd);
             }
             if (Insn.bits(dt) == 32) {
                 float g;
@@ -676,13 +688,62 @@ public final class Alu {
             rnd = Insn.RN;
         }
         return switch (Insn.bits(dt)) {
-            case 16 -> Float.floatToFloat16((float) x) & 0xffffL;
+            case 16 -> toHalf(x, rnd);
             case 32 -> {
+                if (Double.isNaN(x) && Insn.bits(st) == 64 && !sat) {
+                    // The H200 narrows an .f64 NaN as Java does: quiet, its sign and the payload's top bits.
+                    yield Float.floatToRawIntBits((float) x) & 0xffffffffL;
+                }
                 float g = Double.isNaN(x) || Double.isInfinite(x) ? (float) x : roundF(x, 0, rnd);
                 yield outF(g, ftz, sat);
             }
             default -> outD(x, false, sat);
         };
+    }
+
+    /**
+     * {@return the f16 bits of {@code x} rounded in direction {@code rnd}} Rounded from the double
+     * itself, not through a float (which would round twice); NaN gives the canonical f16 NaN
+     * {@code 0x7fff}.
+     */
+    static long toHalf(double x, int rnd) {
+        if (Double.isNaN(x)) {
+            return 0x7fff;
+        }
+        if (x == 0 || Double.isInfinite(x)) {
+            return Float.floatToFloat16((float) x) & 0xffffL;
+        }
+        double ax = Math.abs(x);
+        // lo: the largest finite f16 magnitude at or below |x|; lo + 1 is the next one up (0x7c00: infinity).
+        int lo = Math.min(0x7bff, Float.floatToFloat16((float) ax) & 0x7fff);
+        while (lo > 0 && Float.float16ToFloat((short) lo) > ax) {
+            lo--;
+        }
+        while (lo < 0x7bff && Float.float16ToFloat((short) (lo + 1)) <= ax) {
+            lo++;
+        }
+        double lv = Float.float16ToFloat((short) lo);
+        boolean neg = x < 0;
+        int mag;
+        if (lv == ax) {
+            mag = lo;
+        } else {
+            int hi = lo + 1;
+            mag = switch (rnd) {
+                case Insn.RZ -> lo;
+                case Insn.RM -> neg ? hi : lo;
+                case Insn.RP -> neg ? lo : hi;
+                default -> {
+                    // Both differences are exact (the operands are within a factor of two); past the
+                    // largest f16 IEEE rounds as if 65536 came next.
+                    double hv = hi == 0x7c00 ? 65536d : Float.float16ToFloat((short) hi);
+                    double dl = ax - lv;
+                    double dh = hv - ax;
+                    yield dl < dh ? lo : dl > dh ? hi : (lo & 1) == 0 ? lo : hi;
+                }
+            };
+        }
+        return (neg ? 0x8000L : 0) | mag;
     }
 
     private static double floatValue(int st, long a, boolean ftz) {

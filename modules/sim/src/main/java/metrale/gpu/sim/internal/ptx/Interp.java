@@ -123,8 +123,10 @@ final class Interp {
                         t.at = in;
                         int bytes = Insn.bits(in.type) / 8;
                         long addr = (in.areg >= 0 ? r[in.areg] : 0) + in.aoff;
+                        // A vector access must be aligned to its whole size; that is its first element's address.
                         for (int k = 0; k < d.length; k++) {
-                            r[d[k]] = Alu.norm(in.type, load(t, fr, in, addr + (long) k * bytes, bytes, in.vec * bytes));
+                            r[d[k]] = Alu.norm(in.type, load(t, fr, in, addr + (long) k * bytes, bytes,
+                                    k == 0 ? in.vec * bytes : bytes));
                         }
                     }
                     case Insn.ST -> {
@@ -132,7 +134,7 @@ final class Interp {
                         int bytes = Insn.bits(in.type) / 8;
                         long addr = (in.areg >= 0 ? r[in.areg] : 0) + in.aoff;
                         for (int k = 0; k < in.src.length; k++) {
-                            store(t, fr, in, addr + (long) k * bytes, bytes, in.vec * bytes, v(r, in, k));
+                            store(t, fr, in, addr + (long) k * bytes, bytes, k == 0 ? in.vec * bytes : bytes, v(r, in, k));
                         }
                     }
                     case Insn.ATOM, Insn.RED -> {
@@ -338,7 +340,7 @@ final class Interp {
         int sp = spaceOf(in, addr);
         switch (sp) {
             case Insn.PARAM -> {
-                if (fr.parent == null && fr.param == t.block.l.params) {
+                if (fr.parent == null && addr < fr.fn.argBytes()) {
                     throw t.block.fault(CudaError.ILLEGAL_INSTRUCTION, t, "a store to the kernel's parameters");
                 }
                 if (addr < 0 || addr + bytes > fr.param.length) {

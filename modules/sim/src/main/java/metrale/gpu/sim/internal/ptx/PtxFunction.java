@@ -77,6 +77,18 @@ public final class PtxFunction {
         return o;
     }
 
+    /** {@return the bytes of the parameter area the formal parameters take, before any call sequence's slots} */
+    int argBytes() {
+        int end = 0;
+        for (Param p : params) {
+            end = Math.max(end, p.offset() + p.size());
+        }
+        for (Param p : rets) {
+            end = Math.max(end, p.offset() + p.size());
+        }
+        return end;
+    }
+
     /** {@return the bytes of the parameter area a frame of this function needs} */
     public int paramBytes() {
         return paramBytes;

@@ -195,6 +195,9 @@ public final class PtxLaunch {
             this.warpEpoch = new int[(n + 31) / 32];
             Arrays.fill(warpEpoch, 1);
             PtxFunction f = l.fn;
+            // The slots an entry's call sequences declare follow the arguments in its parameter area:
+            // each thread writes its own, so a thread with calls gets its own copy of the area.
+            boolean calls = f.paramBytes > f.argBytes();
             for (int i = 0; i < n; i++) {
                 int tx = i % l.bx;
                 int ty = (i / l.bx) % l.by;
@@ -226,7 +229,8 @@ public final class PtxLaunch {
                 r[Special.LANEMASK_GT] = ~((1L << (t.lane + 1)) - 1) & 0xffffffffL;
                 r[Special.DYN_SMEM] = l.dynamicShared;
                 r[Special.TOTAL_SMEM] = l.sharedBytes;
-                t.frame = new Frame(f, r, l.params, 0, null, null);
+                t.frame = new Frame(f, r, calls ? Arrays.copyOf(l.params, Math.max(l.params.length, f.paramBytes)) : l.params,
+                        0, null, null);
                 if (f.localBytes > 0) {
                     t.local = new byte[f.localBytes];
                 }
@@ -329,7 +333,9 @@ public final class PtxLaunch {
                     }
                 } else if (t.state == EXITED) {
                     exited++;
-                    exitedOne = t;
+                    if (exitedOne == null) {
+                        exitedOne = t;
+                    }
                 }
             }
             if (first == null) {

@@ -30,6 +30,7 @@ public final class PtxModule {
     private static final Pattern ALIGN = Pattern.compile("\\.align\\s+(\\d+)");
     private static final Pattern NAME = Pattern.compile("([A-Za-z_$%][\\w$%]*)\\s*(?:\\[\\s*(\\d*)\\s*\\])?\\s*(?:=.*)?$");
     private static final Pattern REG_DECL = Pattern.compile("(%[A-Za-z_$][\\w$]*)\\s*(?:<\\s*(\\d+)\\s*>)?");
+    private static final Pattern HEADER_DIRECTIVES = Pattern.compile("^(?:\\.(?:version|target|address_size)\\b[^\\n]*\\n\\s*)+");
     private static final Pattern LABEL = Pattern.compile("[A-Za-z_$%][\\w$%]*");
 
     final Map<String, PtxFunction> functions = new LinkedHashMap<>();
@@ -93,7 +94,9 @@ public final class PtxModule {
             if (s.kind != Stmt.TEXT) {
                 continue;
             }
-            String t = s.text;
+            // The header directives end without a ';', so they open the module's first statement.
+            String t = HEADER_DIRECTIVES.matcher(s.text).replaceFirst("");
+            int line = s.line + (int) s.text.substring(0, s.text.length() - t.length()).chars().filter(c -> c == '\n').count();
             boolean hasBody = i + 1 < st.size() && st.get(i + 1).kind == Stmt.OPEN;
             Matcher h = HEADER.matcher(t);
             if ((t.contains(".entry") || t.contains(".func")) && h.find()) {
@@ -108,11 +111,11 @@ public final class PtxModule {
                 layoutParams(f, h.group(2), f.rets);
                 layoutParams(f, h.group(4), f.params);
                 int end = skip(st, i + 1);
-                // nvcc declares a kernel's static __shared__ variables inside its body ("demoted"),
-                // under names mangled with the function's, so they share the module's layout.
-                for (int k = i + 2; k < end; k++) {
-                    Stmt b = st.get(k);
-                    if (b.kind == Stmt.TEXT && b.text.startsWith(".shared")) {
+                // nvcc declares a kernel's static __shared__ arrays inside its body: they get their
+                // offsets in the block's layout as module-scope ones do.
+                for (int j = i + 2; j < end; j++) {
+                    Stmt b = st.get(j);
+                    if (b.kind == Stmt.TEXT && b.text.startsWith(".") && b.text.contains(".shared")) {
                         m.declareShared(b.text);
                     }
                 }
@@ -125,7 +128,7 @@ public final class PtxModule {
             } else if (t.matches("^(\\.extern\\s+|\\.visible\\s+|\\.weak\\s+)*\\.(global|const)\\b.*")) {
                 Matcher n = NAME.matcher(t.replaceAll("=.*$", "").strip());
                 if (n.find()) {
-                    m.unplaced.put(n.group(1), s.line);
+                    m.unplaced.put(n.group(1), line);
                 }
             }
         }
