@@ -3,11 +3,13 @@ package metrale.bench.cuda;
 
 import java.util.concurrent.TimeUnit;
 import metrale.gpu.CapturedStep;
+import metrale.gpu.Gpu;
 import metrale.gpu.GraphHandle;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.KernelHandle;
 import metrale.gpu.LaunchConfig;
 import metrale.gpu.StepOptions;
+import metrale.gpu.StepParam;
 import metrale.gpu.Stream;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -22,10 +24,10 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * Host nanoseconds per step of a {@link CapturedStep}, four ways, measured in one JVM and
+ * Host nanoseconds per step of a {@link CapturedStep}, five ways, measured in one JVM and
  * interleaved batch by batch (as {@link PairedBench}), for the targets: replay ≥ 4× fewer host ns
  * than eager; replay with one in-place argument update ≤ 1.2× plain replay and ≥ 3× cheaper than
- * recapture.
+ * recapture; a step with one parameter set ≤ plain replay + 1.5 µs, at 20 kernels as at 100.
  *
  * <p>The step is {@link #kernels} launches of {@code axpy4} (one block of 128 threads, {@code n = 0},
  * so the GPU does almost nothing and the host cost shows).
@@ -35,6 +37,10 @@ import org.openjdk.jmh.annotations.TearDown;
  *   <li>{@code updateNs}: {@code step.update(0, ...)} with a new {@code a} (the first kernel's first
  *       argument) and then {@code step.run}: one {@code cuGraphExecKernelNodeSetParams} and one
  *       {@code cuGraphLaunch}.</li>
+ *   <li>{@code paramNs}: {@code step.set(a, ...)} of a {@link StepParam} that the region passes as
+ *       the first kernel's first argument ({@code KernelArgs.param}), then {@code step.run}: the run
+ *       sets that one node ({@code cuGraphExecKernelNodeSetParams}) and launches the graph, the
+ *       region not running.</li>
  *   <li>{@code recaptureNs}: what a step pays at least when it must capture again: begin the
  *       capture, the region, end it and instantiate, launch, and destroy the previous graph (the
  *       step also reads the new graph's node list, not counted here, so the update-against-recapture
@@ -44,7 +50,8 @@ import org.openjdk.jmh.annotations.TearDown;
  * counts the steps per variant, so {@code eagerNs / steps} is host ns per eager step, and
  * {@code eagerNs / replayNs} the replay speed-up.
  *
- * <p>Run: {@code java --enable-native-access=ALL-UNNAMED -jar benchmarks.jar CapturedStepBench -f 2}.
+ * <p>Run: {@code java --enable-native-access=ALL-UNNAMED -jar benchmarks.jar CapturedStepBench -f 2};
+ * {@code metrale.bench.sim.CapturedStepSimBench} is the same on the simulator.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -67,6 +74,8 @@ public class CapturedStepBench extends CudaBench {
         public long replayNs;
         /** Nanoseconds in replayed steps with one argument updated in place. */
         public long updateNs;
+        /** Nanoseconds in replayed steps with one parameter set. */
+        public long paramNs;
         /** Nanoseconds in recaptured steps. */
         public long recaptureNs;
         /** Steps per variant. */
@@ -82,6 +91,7 @@ public class CapturedStepBench extends CudaBench {
             eagerNs = 0;
             replayNs = 0;
             updateNs = 0;
+            paramNs = 0;
             recaptureNs = 0;
             steps = 0;
         }
@@ -95,18 +105,30 @@ public class CapturedStepBench extends CudaBench {
     private CapturedStep.Region region;
     private CapturedStep replayStep;
     private CapturedStep updateStep;
+    private CapturedStep paramStep;
+    private StepParam<Float> scale;
+    private KernelArgs paramArgs;
     private GraphHandle recaptured;
     private float a = 2.0f;
+    private float b = 2.0f;
     private int round;
 
     /** Creates the state; JMH calls it. */
     public CapturedStepBench() {
     }
 
-    /** Opens CUDA with telemetry off, and brings two steps into their replay phase. */
+    /**
+     * {@return the runtime to measure, with the benchmark kernels loaded} CUDA with telemetry off;
+     * the simulator's subclass opens the simulator.
+     */
+    protected Gpu open() {
+        return CudaFixture.open(CudaFixture.telemetryOff());
+    }
+
+    /** Opens the runtime, and brings three steps into their replay phase. */
     @Setup(Level.Trial)
     public void setUp() {
-        gpu = CudaFixture.open(CudaFixture.telemetryOff());
+        gpu = open();
         stream = gpu.createStream(true);
         bench = BenchArgs.of(gpu, "axpy4");
         axpy = gpu.kernel(CudaFixture.MODULE, "axpy4");
@@ -124,13 +146,24 @@ public class CapturedStepBench extends CudaBench {
         });
         replayStep = gpu.capturedStep("replay", region, quiet);
         updateStep = gpu.capturedStep("update", region, quiet);
+        scale = StepParam.f32("a", b);
+        paramArgs = new KernelArgs();
+        KernelArgs pa = paramArgs;
+        paramStep = gpu.capturedStep("param", (g, s) -> {
+            g.launch(axpy, config, s, pa.clear().param(scale).ptr(bench.x()).ptr(bench.y()).i32(0));
+            for (int i = 1; i < k; i++) {
+                g.launch(axpy, config, s, args);
+            }
+        }, quiet);
         for (int i = 0; i < 3; i++) {
             replayStep.run(stream);
             updateStep.run(stream);
+            paramStep.run(stream);
         }
-        if (replayStep.phase() != CapturedStep.Phase.REPLAY || updateStep.inPlaceUnavailable().isPresent()) {
+        if (replayStep.phase() != CapturedStep.Phase.REPLAY || updateStep.inPlaceUnavailable().isPresent()
+                || paramStep.inPlaceUnavailable().isPresent()) {
             throw new IllegalStateException("steps not replaying in place: " + replayStep.phase() + ", "
-                    + updateStep.inPlaceUnavailable().orElse(""));
+                    + updateStep.inPlaceUnavailable().orElse("") + paramStep.inPlaceUnavailable().orElse(""));
         }
         gpu.synchronize(stream);
     }
@@ -142,6 +175,14 @@ public class CapturedStepBench extends CudaBench {
             gpu.synchronize(stream);
             replayStep.close();
             updateStep.close();
+            long sets = paramStep.stats().paramSets();
+            long replays = paramStep.stats().replays();
+            paramStep.close();
+            paramArgs.close();
+            if (sets != replays - 1) {
+                throw new IllegalStateException("the parameter step set " + sets + " node(s) in " + replays
+                        + " replays; one per step was due");
+            }
             if (recaptured != null) {
                 gpu.destroyGraph(recaptured);
             }
@@ -181,6 +222,18 @@ public class CapturedStepBench extends CudaBench {
         return System.nanoTime() - t0;
     }
 
+    private long param() {
+        gpu.synchronize(stream);
+        long t0 = System.nanoTime();
+        for (int i = 0; i < STEPS; i++) {
+            // Two values in turn, so every set changes the node (a set of the value it holds sets nothing).
+            b = b == 2.0f ? 3.0f : 2.0f;
+            paramStep.set(scale, b);
+            paramStep.run(stream);
+        }
+        return System.nanoTime() - t0;
+    }
+
     private long recapture() {
         gpu.synchronize(stream);
         long t0 = System.nanoTime();
@@ -204,30 +257,14 @@ public class CapturedStepBench extends CudaBench {
      */
     @Benchmark
     public void step(Nanos n) {
-        switch (round++ % 4) {
-            case 0 -> {
-                n.eagerNs += eager();
-                n.replayNs += replay();
-                n.updateNs += update();
-                n.recaptureNs += recapture();
-            }
-            case 1 -> {
-                n.replayNs += replay();
-                n.updateNs += update();
-                n.recaptureNs += recapture();
-                n.eagerNs += eager();
-            }
-            case 2 -> {
-                n.updateNs += update();
-                n.recaptureNs += recapture();
-                n.eagerNs += eager();
-                n.replayNs += replay();
-            }
-            default -> {
-                n.recaptureNs += recapture();
-                n.eagerNs += eager();
-                n.replayNs += replay();
-                n.updateNs += update();
+        int first = round++ % 5;
+        for (int k = 0; k < 5; k++) {
+            switch ((first + k) % 5) {
+                case 0 -> n.eagerNs += eager();
+                case 1 -> n.replayNs += replay();
+                case 2 -> n.updateNs += update();
+                case 3 -> n.paramNs += param();
+                default -> n.recaptureNs += recapture();
             }
         }
         n.steps += STEPS;

@@ -20,6 +20,11 @@ import java.util.Optional;
  *       grids, blocks or shared memory sizes changed (same ops, kinds and count), the graph's kernel
  *       nodes are updated in place ({@code cuGraphExecKernelNodeSetParams}), memsets and copies likewise;
  *       otherwise the next run captures again.</li>
+ *   <li>{@link #set} changes a {@link StepParam} that the region passes to its launches
+ *       ({@link KernelArgs#param}): the next run sets each kernel node that takes it in place, once
+ *       per node, and launches the graph; the region does not run. Verification runs still run
+ *       the region and diff it, so a value the region derives from a parameter, or a parameter it
+ *       stopped passing, is found as any other host value.</li>
  *   <li>{@link #update} sets one kernel op's launch in the graph in place without running the
  *       region: for a host value the application knows has changed.</li>
  * </ul>
@@ -80,9 +85,11 @@ public interface CapturedStep extends AutoCloseable {
      *                      the topology being the same) instead of instantiating a new one
      * @param verifications verification runs
      * @param mismatches    diffs that were not empty (captured against eager, verification against graph)
+     * @param paramSets     kernel nodes set in place for {@link #set}: one per node whose arguments a
+     *                      set changed, at the run after it
      */
     record Stats(long runs, long eagerRuns, long captures, long replays, long updates, long recaptures,
-                 long execUpdates, long verifications, long mismatches) {
+                 long execUpdates, long verifications, long mismatches, long paramSets) {
     }
 
     /** {@return the name the step was made with} */
@@ -120,6 +127,27 @@ public interface CapturedStep extends AutoCloseable {
      * @throws IllegalArgumentException  if op {@code op} is not a kernel launch
      */
     void update(int op, LaunchConfig config, KernelArgs args);
+
+    /**
+     * Gives a parameter of the region a new value, without running the region. In the replay phase
+     * the next run ({@link #run} or {@link #runTraced}) first sets the graph's kernel nodes whose
+     * arguments changed, one {@code cuGraphExecKernelNodeSetParams} per node however many of its
+     * arguments this and other sets changed, then launches the graph; a value equal to the one a
+     * node holds changes nothing. Before the replay phase the value is what the region's next run
+     * passes. Where the graph cannot be updated in place ({@link #inPlaceUnavailable()}), or the
+     * driver refuses the node set (reported), the next run captures the region again.
+     *
+     * @param param a parameter the region passes to its launches with {@link KernelArgs#param}
+     * @param value the new value; a bytes parameter's is copied
+     * @param <T>   the parameter's value type
+     * @throws IllegalStateException    if the step is closed
+     * @throws IllegalArgumentException if {@code param} belongs to another step, if no launch of the
+     *                                  graph (or, before the graph, of the region's last run) took it,
+     *                                  or if {@code value} is of another type or, for a bytes parameter,
+     *                                  another size; nothing is changed then
+     * @throws NullPointerException     if {@code param} or {@code value} is null
+     */
+    <T> void set(StepParam<T> param, T value);
 
     /** {@return where the step is} */
     Phase phase();

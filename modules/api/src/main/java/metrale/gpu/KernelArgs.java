@@ -5,6 +5,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
+import java.util.Optional;
 import metrale.telemetry.TraceEntry;
 
 /**
@@ -71,6 +72,8 @@ public final class KernelArgs implements AutoCloseable {
     private final int[] offsets;
     private final int[] sizes;
     private final byte[] kinds;
+    /** Per argument: the step parameter it came from, or {@code null}; made by the first {@link #param}. */
+    private StepParam<?>[] params;
     private int count;
     private int used;
     private boolean closed;
@@ -119,6 +122,9 @@ public final class KernelArgs implements AutoCloseable {
         offsets[count] = off;
         sizes[count] = size;
         kinds[count] = (byte) kind.ordinal();
+        if (params != null) {
+            params[count] = null;
+        }
         table.setAtIndex(ValueLayout.JAVA_LONG, count, dataBase + off);
         count++;
         used = off + size;
@@ -218,6 +224,43 @@ public final class KernelArgs implements AutoCloseable {
         }
         MemorySegment.copy(value, 0, data, slot((int) n, Kind.BYTES), n);
         return this;
+    }
+
+    /**
+     * Appends a captured step's parameter: its current value, as its {@link StepParam#kind()}
+     * appends it, and a mark that this argument came from it, so a captured step whose region
+     * launches with this buffer knows which of its graph's nodes a {@link CapturedStep#set} changes.
+     * Outside a captured step's traced run it is the plain value.
+     *
+     * @param p the parameter; not {@code null}
+     * @return this
+     */
+    public KernelArgs param(StepParam<?> p) {
+        long bits = p.bitsNow();
+        switch (p.kind()) {
+            case I32 -> i32((int) bits);
+            case I64 -> i64(bits);
+            case F32 -> f32(Float.intBitsToFloat((int) bits));
+            case F64 -> f64(Double.longBitsToDouble(bits));
+            case PTR -> ptr(bits);
+            case BYTES -> bytes(p.wideNow());
+        }
+        if (params == null) {
+            params = new StepParam<?>[offsets.length];
+        }
+        params[count - 1] = p;
+        return this;
+    }
+
+    /**
+     * {@return the step parameter argument {@code i} was appended from ({@link #param}), or empty
+     * for a plain value}
+     *
+     * @param i the argument index
+     */
+    public Optional<StepParam<?>> paramAt(int i) {
+        checkIndex(i);
+        return params == null ? Optional.empty() : Optional.ofNullable(params[i]);
     }
 
     /**

@@ -2,10 +2,13 @@
 package metrale.gpu.internal;
 
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import metrale.gpu.CapturedStep;
 import metrale.gpu.CudaError;
 import metrale.gpu.Dim3;
@@ -15,6 +18,7 @@ import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
 import metrale.gpu.StepMismatchException;
 import metrale.gpu.StepOptions;
+import metrale.gpu.StepParam;
 import metrale.gpu.Stream;
 import metrale.gpu.spi.Driver;
 import metrale.telemetry.LaunchTrace;
@@ -24,6 +28,11 @@ import metrale.telemetry.TraceEntry;
 /**
  * The runtime's {@link CapturedStep}: a small state machine over the public capture and graph
  * calls of {@link GpuRuntime}, and the step recorder and graph-update calls of its {@link StepPart}.
+ *
+ * <p>Step parameters: the graph's kernel arguments that came from a {@link StepParam} are indexed
+ * by parameter ({@link #binds}); {@link #set} writes the new value into what the step believes the
+ * graph holds ({@link #held}, {@link #heldArgs}) and marks the ops it changed, and the next run sets
+ * each marked op's node once ({@link #flush}) before it launches the graph.
  */
 final class CapturedStepImpl implements CapturedStep {
 
@@ -36,12 +45,22 @@ final class CapturedStepImpl implements CapturedStep {
 
     private Phase phase = Phase.EAGER;
     private int eagerLeft;
-    /** The trace the next capture is diffed against: the last eager run's. */
-    private List<TraceEntry> ref;
+    /** The run the next capture is diffed against: the last eager run's, with later parameter sets applied. */
+    private StepRecorder ref;
 
     private GraphHandle graph;
-    /** What the graph holds, op by op; updated with each in-place update. */
+    /** What the graph holds, op by op; updated with each in-place update and each parameter set. */
     private TraceEntry[] held;
+    /** The kernel arguments of each op of {@link #held}, parameters marked; {@code null} for a memset or copy. */
+    private StepRecorder.Args[] heldArgs;
+    /** Each parameter among {@link #heldArgs}: its {@code op, argument} pairs, flattened. */
+    private IdentityHashMap<StepParam<?>, int[]> binds;
+    /** Ops whose node a parameter set changed and the next run sets, in {@link #dirtyOps}. */
+    private boolean[] dirty;
+    private int[] dirtyOps;
+    private int dirtyCount;
+    /** The parameters this step claimed; given up at close. */
+    private final Set<StepParam<?>> owned = Collections.newSetFromMap(new IdentityHashMap<>());
     /** The node of each op, or {@code null} when the graph cannot be updated in place. */
     private long[] nodes;
     private String noInPlace;
@@ -57,6 +76,7 @@ final class CapturedStepImpl implements CapturedStep {
     private long execUpdates;
     private long verifications;
     private long mismatches;
+    private long paramSets;
     private String lastDiff;
 
     CapturedStepImpl(GpuRuntime rt, StepPart steps, String name, Region region, StepOptions options) {
@@ -79,9 +99,12 @@ final class CapturedStepImpl implements CapturedStep {
         Objects.requireNonNull(stream, "stream");
         open();
         runs++;
+        if (phase == Phase.REPLAY) {
+            flush();
+        }
         switch (phase) {
             case EAGER -> {
-                ref = eager(stream).entries;
+                ref = eager(stream);
                 if (--eagerLeft == 0) {
                     phase = Phase.CAPTURE;
                 }
@@ -109,8 +132,67 @@ final class CapturedStepImpl implements CapturedStep {
             return;
         }
         runs++;
+        flush();
+        if (phase != Phase.REPLAY) {
+            capture(stream);
+            return;
+        }
         sinceVerify = 0;
         verify(stream);
+    }
+
+    @Override
+    public synchronized <T> void set(StepParam<T> param, T value) {
+        Objects.requireNonNull(param, "param");
+        open();
+        ParamDoor.Door door = ParamDoor.door();
+        Object owner = door.owner(param);
+        if (owner != null && owner != this) {
+            throw refused(param, "parameter '" + param.name() + "' " + ownedElsewhere(owner));
+        }
+        if (phase == Phase.REPLAY) {
+            int[] slots = binds.get(param);
+            if (slots == null) {
+                throw refused(param, "no launch of the graph takes parameter '" + param.name()
+                        + "' (the region passed it to none with KernelArgs.param in the run the graph was captured from)");
+            }
+            door.store(param, value);
+            setHeld(slots, door.bits(param), door.wide(param));
+        } else if (ref != null) {
+            if (!takes(ref, param)) {
+                throw refused(param, "the region's last run passed parameter '" + param.name() + "' to no launch with KernelArgs.param");
+            }
+            door.store(param, value);
+            ref.patch(param, door.bits(param), door.wide(param));
+        } else {
+            // Before the first run nothing shows yet whether the region takes it; the set claims it.
+            boolean claimed = owner == null;
+            if (claimed) {
+                Object o = door.claim(param, this);
+                if (o != this) {
+                    throw refused(param, "parameter '" + param.name() + "' " + ownedElsewhere(o));
+                }
+            }
+            try {
+                door.store(param, value);
+            } catch (RuntimeException e) {
+                if (claimed) {
+                    door.release(param, this);
+                }
+                throw e;
+            }
+            owned.add(param);
+        }
+    }
+
+    private IllegalArgumentException refused(StepParam<?> param, String why) {
+        return new IllegalArgumentException("captured step '" + name + "': set(" + param.name() + "): " + why);
+    }
+
+    /** {@return the end of a refusal: "is a parameter of captured step '...'", and why that matters} */
+    private static String ownedElsewhere(Object owner) {
+        return "is a parameter of captured step '" + ((CapturedStep) owner).name()
+                + "'; a parameter belongs to one step until that step closes";
     }
 
     @Override
@@ -131,8 +213,16 @@ final class CapturedStepImpl implements CapturedStep {
             throw new IllegalArgumentException("captured step '" + name + "': update(" + op + "): op " + op + " is a "
                     + e.kind().label() + ", not a kernel launch");
         }
+        StepRecorder.Args a = StepRecorder.Args.of(args);
+        claim(List.of(a), op, "update(" + op + ")");
         steps.setKernelNode(graph, nodes[op], e.func(), config, args);
         held[op] = kernelEntry(e.func(), config, args.words(), args.argKinds());
+        boolean rebind = !a.sameParams(heldArgs[op]);
+        heldArgs[op] = a;
+        dirty[op] = false;
+        if (rebind) {
+            binds = bindings(heldArgs);
+        }
         updates++;
     }
 
@@ -143,7 +233,8 @@ final class CapturedStepImpl implements CapturedStep {
 
     @Override
     public synchronized Stats stats() {
-        return new Stats(runs, eagerRunCount, captures, replays, updates, recaptures, execUpdates, verifications, mismatches);
+        return new Stats(runs, eagerRunCount, captures, replays, updates, recaptures, execUpdates, verifications, mismatches,
+                paramSets);
     }
 
     @Override
@@ -164,6 +255,12 @@ final class CapturedStepImpl implements CapturedStep {
         phase = Phase.CLOSED;
         steps.gone(this);
         dropGraph();
+        ref = null;
+        ParamDoor.Door door = owned.isEmpty() ? null : ParamDoor.door();
+        for (StepParam<?> p : owned) {
+            door.release(p, this);
+        }
+        owned.clear();
         if (scratch != null) {
             scratch.close();
             scratch = null;
@@ -186,6 +283,7 @@ final class CapturedStepImpl implements CapturedStep {
             steps.endTrace(outer);
         }
         eagerRunCount++;
+        claim(rec.args, 0, "the region");
         return rec;
     }
 
@@ -195,6 +293,7 @@ final class CapturedStepImpl implements CapturedStep {
         StepRecorder outer = steps.beginTrace(rec);
         try {
             region.enqueue(rt, stream);
+            claim(rec.args, 0, "the region");
         } catch (RuntimeException | Error e) {
             steps.endTrace(outer);
             try {
@@ -220,15 +319,15 @@ final class CapturedStepImpl implements CapturedStep {
         if (g == old) {
             // cuGraphExecUpdate applied the new graph to the exec; its nodes, which in-place updates
             // address, are still those of the graph it was instantiated from, paired op by op.
-            held = rec.entries.toArray(new TraceEntry[0]);
+            hold(rec);
             execUpdates++;
         } else {
             dropGraph();
-            install(g, rec.entries);
+            install(g, rec);
         }
         // The capture ran nothing: this run's work is the graph's first replay.
         rt.launchGraph(g, stream);
-        String d = diff(ref, rec.entries);
+        String d = diff(ref == null ? null : ref.entries, rec.entries);
         if (d == null) {
             phase = Phase.REPLAY;
             sinceVerify = 0;
@@ -249,10 +348,17 @@ final class CapturedStepImpl implements CapturedStep {
         Saved before = options.checkReplay() ? save(held) : null;
         StepRecorder rec = eager(stream);
         String d = diff(Arrays.asList(held), rec.entries);
+        String moved = movedParams(rec);
         String what = null;
-        if (d != null) {
+        if (d != null || moved != null) {
             mismatches++;
             what = reconcile(rec);
+            if (d == null) {
+                d = "0 differing op(s) of " + rec.entries.size() + " in the trace";
+            }
+            if (moved != null) {
+                d = d + "\n" + moved;
+            }
         }
         if (before != null && phase == Phase.REPLAY) {
             String wrong = checkReplay(before, rec, stream);
@@ -261,7 +367,7 @@ final class CapturedStepImpl implements CapturedStep {
                     mismatches++;
                 }
                 phase = Phase.CAPTURE;
-                ref = rec.entries;
+                ref = rec;
                 what = (what == null ? "" : what + "; and ") + wrong + "; the next run captures again";
                 if (d == null) {
                     d = "0 differing op(s) of " + held.length + " in the trace";
@@ -283,7 +389,12 @@ final class CapturedStepImpl implements CapturedStep {
             try {
                 for (int i = 0; i < held.length; i++) {
                     TraceEntry c = rec.entries.get(i);
+                    StepRecorder.Args ca = rec.args.get(i);
                     if (c.equals(held[i])) {
+                        if (ca != null && !ca.sameParams(heldArgs[i])) {
+                            // Same values, other parameters: the node holds the values already.
+                            heldArgs[i] = heldArgs[i].withParams(ca.params());
+                        }
                         continue;
                     }
                     if (c.kind() == OpKind.MEMSET) {
@@ -293,9 +404,10 @@ final class CapturedStepImpl implements CapturedStep {
                     } else {
                         LaunchConfig cfg = new LaunchConfig(Dim3.of(c.gridX(), c.gridY(), c.gridZ()),
                                 Dim3.of(c.blockX(), c.blockY(), c.blockZ()), c.sharedMemBytes());
-                        steps.setKernelNode(graph, nodes[i], c.func(), cfg, rec.args.get(i).fill(scratch()));
+                        steps.setKernelNode(graph, nodes[i], c.func(), cfg, ca.fill(scratch()));
                     }
                     held[i] = c;
+                    heldArgs[i] = ca;
                     k++;
                 }
             } catch (GpuException e) {
@@ -305,7 +417,10 @@ final class CapturedStepImpl implements CapturedStep {
                 refused = e;
             }
             if (refused == null) {
-                updates++;
+                if (k > 0) {
+                    updates++;
+                }
+                binds = bindings(heldArgs);
             }
             action = refused == null ? "updated " + k + " node(s) of the graph in place" : null;
         } else {
@@ -313,7 +428,7 @@ final class CapturedStepImpl implements CapturedStep {
         }
         if (action == null) {
             phase = Phase.CAPTURE;
-            ref = rec.entries;
+            ref = rec;
             action = (structural != null ? structural
                     : refused != null ? "the driver refused the in-place update (" + refused.getMessage() + ")"
                     : "only arguments changed, but " + noInPlace)
@@ -420,9 +535,9 @@ final class CapturedStepImpl implements CapturedStep {
 
     // ---- the graph ---------------------------------------------------------------------------
 
-    private void install(GraphHandle g, List<TraceEntry> entries) {
+    private void install(GraphHandle g, StepRecorder rec) {
         graph = g;
-        held = entries.toArray(new TraceEntry[0]);
+        hold(rec);
         nodes = null;
         noInPlace = null;
         long[][] nt;
@@ -465,6 +580,196 @@ final class CapturedStepImpl implements CapturedStep {
             }
         }
         nodes = n;
+    }
+
+    /** Makes {@code rec}'s ops what the graph holds, with their parameters indexed and no node pending a set. */
+    private void hold(StepRecorder rec) {
+        held = rec.entries.toArray(new TraceEntry[0]);
+        heldArgs = rec.args.toArray(new StepRecorder.Args[0]);
+        binds = bindings(heldArgs);
+        dirty = new boolean[held.length];
+        dirtyOps = new int[held.length];
+        dirtyCount = 0;
+    }
+
+    /** {@return each parameter among {@code args} with its {@code op, argument} pairs, flattened} */
+    private static IdentityHashMap<StepParam<?>, int[]> bindings(StepRecorder.Args[] args) {
+        IdentityHashMap<StepParam<?>, int[]> m = new IdentityHashMap<>();
+        for (int op = 0; op < args.length; op++) {
+            StepRecorder.Args a = args[op];
+            if (a == null || a.params() == null) {
+                continue;
+            }
+            for (int i = 0; i < a.params().length; i++) {
+                StepParam<?> p = a.params()[i];
+                if (p != null) {
+                    int[] had = m.get(p);
+                    int[] now = had == null ? new int[2] : Arrays.copyOf(had, had.length + 2);
+                    now[now.length - 2] = op;
+                    now[now.length - 1] = i;
+                    m.put(p, now);
+                }
+            }
+        }
+        return m;
+    }
+
+    /**
+     * Gives the arguments at {@code slots} a parameter's new value in {@link #held} and
+     * {@link #heldArgs}, and marks each op whose arguments changed for the next run's
+     * {@link #flush}; where the graph cannot be updated in place, the next run captures again.
+     */
+    private void setHeld(int[] slots, long bits, byte[] wide) {
+        boolean changed = false;
+        for (int k = 0; k < slots.length; k += 2) {
+            int op = slots[k];
+            int arg = slots[k + 1];
+            StepRecorder.Args a = heldArgs[op];
+            if (a.holds(arg, bits, wide)) {
+                continue;
+            }
+            a = a.with(arg, bits, wide);
+            heldArgs[op] = a;
+            held[op] = StepRecorder.withWord(held[op], arg, a.word(arg));
+            changed = true;
+            if (!dirty[op]) {
+                dirty[op] = true;
+                dirtyOps[dirtyCount++] = op;
+            }
+        }
+        if (changed && nodes == null) {
+            // The region's trace with the new value is what the capture must find.
+            phase = Phase.CAPTURE;
+            ref = StepRecorder.of(held, heldArgs);
+            clearDirty();
+        }
+    }
+
+    /**
+     * Sets the node of every op a parameter set changed, once each, for the launch that follows.
+     * A driver that refuses makes this run capture the region instead (reported); any other
+     * failure is thrown, the next run capturing again.
+     */
+    private void flush() {
+        if (dirtyCount == 0) {
+            return;
+        }
+        try {
+            for (int k = 0; k < dirtyCount; k++) {
+                int op = dirtyOps[k];
+                if (!dirty[op]) {
+                    continue;   // an update() of the op since set the whole launch
+                }
+                TraceEntry e = held[op];
+                LaunchConfig cfg = new LaunchConfig(Dim3.of(e.gridX(), e.gridY(), e.gridZ()),
+                        Dim3.of(e.blockX(), e.blockY(), e.blockZ()), e.sharedMemBytes());
+                steps.setKernelNode(graph, nodes[op], e.func(), cfg, heldArgs[op].fill(scratch()));
+                dirty[op] = false;
+                paramSets++;
+            }
+        } catch (GpuException e) {
+            if (e.error().isSticky()) {
+                throw e;
+            }
+            recaptureHeld();
+            String r = "captured step '" + name + "': run " + runs + ": the driver refused setting a parameter's node in place ("
+                    + e.getMessage() + "); this run captures the region again";
+            lastDiff = r;
+            options.reporter().accept(r);
+            return;
+        } catch (RuntimeException e) {
+            recaptureHeld();
+            throw e;
+        }
+        clearDirty();
+    }
+
+    /** The graph may not hold what {@link #held} says: the next capture takes it as the trace to find. */
+    private void recaptureHeld() {
+        clearDirty();
+        phase = Phase.CAPTURE;
+        ref = StepRecorder.of(held, heldArgs);
+    }
+
+    private void clearDirty() {
+        for (int k = 0; k < dirtyCount; k++) {
+            dirty[dirtyOps[k]] = false;
+        }
+        dirtyCount = 0;
+    }
+
+    /**
+     * Claims for this step every parameter among {@code args}, the arguments of ops {@code firstOp} on.
+     *
+     * @throws IllegalArgumentException if one belongs to another step
+     */
+    private void claim(List<StepRecorder.Args> args, int firstOp, String who) {
+        ParamDoor.Door door = null;
+        for (int op = 0; op < args.size(); op++) {
+            StepRecorder.Args a = args.get(op);
+            if (a == null || a.params() == null) {
+                continue;
+            }
+            for (int i = 0; i < a.params().length; i++) {
+                StepParam<?> p = a.params()[i];
+                if (p == null || owned.contains(p)) {
+                    continue;
+                }
+                door = door == null ? ParamDoor.door() : door;
+                Object o = door.claim(p, this);
+                if (o != this) {
+                    throw new IllegalArgumentException("captured step '" + name + "': " + who + " passed parameter '"
+                            + p.name() + "' to a launch (op #" + (firstOp + op) + ", argument " + i + "), but it " + ownedElsewhere(o));
+                }
+                owned.add(p);
+            }
+        }
+    }
+
+    /** {@return whether a launch of {@code rec} took {@code p}} */
+    private static boolean takes(StepRecorder rec, StepParam<?> p) {
+        for (StepRecorder.Args a : rec.args) {
+            if (a != null && a.params() != null) {
+                for (StepParam<?> q : a.params()) {
+                    if (q == p) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * {@return the arguments where the verification run passes another parameter, or a plain value
+     * for a parameter, than the graph's launch, one line each; {@code null} if none (or the op
+     * count differs, a structural change)}
+     */
+    private String movedParams(StepRecorder rec) {
+        if (rec.entries.size() != held.length) {
+            return null;
+        }
+        StringBuilder sb = new StringBuilder();
+        for (int op = 0; op < held.length; op++) {
+            StepRecorder.Args h = heldArgs[op];
+            StepRecorder.Args c = rec.args.get(op);
+            if (h == null || c == null || h.sameParams(c)) {
+                continue;
+            }
+            int n = Math.min(h.kinds().length, c.kinds().length);
+            for (int i = 0; i < n; i++) {
+                if (h.param(i) != c.param(i)) {
+                    sb.append(sb.isEmpty() ? "" : "\n").append('#').append(op).append(' ').append(names.nameOf(held[op].func()))
+                            .append(" [kernel] arg").append(i).append(": ").append(describe(h.param(i))).append(" -> ")
+                            .append(describe(c.param(i)));
+                }
+            }
+        }
+        return sb.isEmpty() ? null : "parameters moved:\n" + sb;
+    }
+
+    private static String describe(StepParam<?> p) {
+        return p == null ? "a plain value" : "parameter '" + p.name() + "'";
     }
 
     /**
@@ -516,6 +821,11 @@ final class CapturedStepImpl implements CapturedStep {
         GraphHandle g = graph;
         graph = null;
         held = null;
+        heldArgs = null;
+        binds = null;
+        dirty = null;
+        dirtyOps = null;
+        dirtyCount = 0;
         nodes = null;
         noInPlace = null;
         try {

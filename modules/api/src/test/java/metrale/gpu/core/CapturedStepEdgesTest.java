@@ -111,7 +111,7 @@ class CapturedStepEdgesTest {
             step.runTraced(s);
             gpu.synchronize(s);
             assertThat(readInts(p)).containsOnly(4);
-            assertThat(step.stats()).isEqualTo(new CapturedStep.Stats(4, 3, 1, 0, 0, 0, 0, 1, 0));
+            assertThat(step.stats()).isEqualTo(new CapturedStep.Stats(4, 3, 1, 0, 0, 0, 0, 1, 0, 0));
         }
         gpu.free(p);
     }

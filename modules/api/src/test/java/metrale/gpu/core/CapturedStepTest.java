@@ -135,7 +135,7 @@ class CapturedStepTest {
             gpu.synchronize(s);
             assertThat(readInts(p, N)).containsOnly(10 * 111);
             assertThat(step.phase()).isEqualTo(CapturedStep.Phase.REPLAY);
-            assertThat(step.stats()).isEqualTo(new CapturedStep.Stats(10, 2, 1, 7, 0, 0, 0, 0, 0));
+            assertThat(step.stats()).isEqualTo(new CapturedStep.Stats(10, 2, 1, 7, 0, 0, 0, 0, 0, 0));
             assertThat(gpu.telemetry().counters().launches() - launches0)
                     .as("kernel launches: two eager runs and one capture; replays launch the graph").isEqualTo(9);
             assertThat(step.inPlaceUnavailable()).isEmpty();

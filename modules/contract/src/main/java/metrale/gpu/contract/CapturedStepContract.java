@@ -13,17 +13,20 @@ import metrale.gpu.KernelHandle;
 import metrale.gpu.LaunchConfig;
 import metrale.gpu.StepMismatchException;
 import metrale.gpu.StepOptions;
+import metrale.gpu.StepParam;
 import metrale.gpu.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
  * Captured steps: eager traced runs, then a graph replayed while the traces agree; argument-only
  * changes found by a verification run are set in the graph in place, structural ones recaptured
- * with the launch trace's diff; a host value that should have been a device value is found.
+ * with the launch trace's diff; a host value that should have been a device value is found; a
+ * step parameter set by the application reaches the graph's nodes without the region running.
  */
 public abstract class CapturedStepContract extends GpuContract {
 
     private static final int N = 64;
+    private static final String SET_NODE = "graphExecKernelNodeSetParams";
 
     /** Creates the contract; a backend's subclass is instantiated by JUnit. */
     protected CapturedStepContract() {
@@ -54,7 +57,7 @@ public abstract class CapturedStepContract extends GpuContract {
             gpu.synchronize(s);
             assertThat(readInts(p, N)).containsOnly(10 * 111);
             assertThat(step.phase()).isEqualTo(CapturedStep.Phase.REPLAY);
-            assertThat(step.stats()).isEqualTo(new CapturedStep.Stats(10, 2, 1, 7, 0, 0, 0, 0, 0));
+            assertThat(step.stats()).isEqualTo(new CapturedStep.Stats(10, 2, 1, 7, 0, 0, 0, 0, 0, 0));
             assertThat(gpu.telemetry().counters().launches() - launches0)
                     .as("kernel launches: two eager runs and one capture; replays launch the graph").isEqualTo(9);
             assertThat(step.inPlaceUnavailable()).isEmpty();
@@ -508,6 +511,139 @@ public abstract class CapturedStepContract extends GpuContract {
             assertThat(step.phase()).isEqualTo(CapturedStep.Phase.REPLAY);
         }
         gpu.free(p);
+        gpu.destroyStream(s);
+    }
+
+    /**
+     * Step parameters: a set reaches the graph at the next run as one node set per node that takes
+     * the parameter, however many of its arguments changed; the region does not run; the results
+     * are those of eager runs with the same values.
+     */
+    @Test
+    public void aSetParameterIsOneNodeSetAndTheRegionDoesNotRun() {
+        CountingDriver driver = counted();
+        Stream s = gpu.createStream();
+        DevicePtr x = gpu.alloc(4 * N);
+        DevicePtr y = gpu.alloc(4 * N);
+        DevicePtr z = gpu.alloc(4 * N);
+        gpu.copyH2D(floats(N, 0f), y);
+        gpu.copyH2D(floats(N, 0f), z);
+        StepParam<Float> a = StepParam.f32("a", 1f);
+        StepParam<DevicePtr> out = StepParam.ptr("out", y);
+        int[] regionRuns = {0};
+        LaunchConfig cfg = LaunchConfig.forElements(N, 32);
+        try (CapturedStep step = gpu.capturedStep("params", (g, st) -> {
+            regionRuns[0]++;
+            g.launch(kernel("fill_f32"), cfg, st, args.clear().ptr(x).f32(1f).i32(N));
+            g.launch(kernel("axpy_f32"), cfg, st, args.clear().param(a).ptr(x).param(out).i32(N));
+        }, quiet())) {
+            step.run(s);            // eager: y += 1
+            step.run(s);            // capture: y += 1
+            long sets = driver.calls(SET_NODE);
+            step.set(a, 4f);
+            assertThat(driver.calls(SET_NODE)).as("set itself reaches no node").isEqualTo(sets);
+            step.run(s);            // y += 4
+            assertThat(driver.calls(SET_NODE) - sets).isEqualTo(1);
+            step.set(out, z);
+            step.set(a, 0.5f);
+            step.run(s);            // z += 0.5: both arguments of one node, one node set
+            assertThat(driver.calls(SET_NODE) - sets).isEqualTo(2);
+            step.run(s);            // z += 0.5
+            assertThat(driver.calls(SET_NODE) - sets).isEqualTo(2);
+            gpu.synchronize(s);
+            assertThat(readFloats(y, N)).containsOnly(6f);
+            assertThat(readFloats(z, N)).containsOnly(1f);
+            assertThat(regionRuns[0]).as("the eager run and the capture").isEqualTo(2);
+            CapturedStep.Stats st = step.stats();
+            assertThat(st.paramSets()).isEqualTo(2);
+            assertThat(st.replays()).isEqualTo(3);
+            assertThat(st.recaptures()).isZero();
+            assertThat(reports).isEmpty();
+        }
+        gpu.free(x);
+        gpu.free(y);
+        gpu.free(z);
+        gpu.destroyStream(s);
+    }
+
+    /**
+     * A pointer parameter swaps buffers at every run, as a ping-pong does, and verification runs
+     * (the region run eagerly, diffed against the graph, the graph replayed and compared byte by
+     * byte) find nothing: the graph holds what the region passes.
+     */
+    @Test
+    public void verificationRunsAgreeWithSetParameters() {
+        Stream s = gpu.createStream();
+        DevicePtr p = gpu.alloc(4 * N);
+        DevicePtr q = gpu.alloc(4 * N);
+        gpu.memset(p, 0, 4 * N);
+        gpu.memset(q, 0, 4 * N);
+        StepParam<DevicePtr> at = StepParam.ptr("at", p);
+        StepParam<Integer> v = StepParam.i32("v", 1);
+        try (CapturedStep step = gpu.capturedStep("pingpong", (g, st) ->
+                g.launch(kernel("add_i32"), LaunchConfig.forElements(N, 128), st, args.clear().param(at).param(v).i32(N)),
+                quiet().verifyEvery(3).throwOnMismatch(true).checkReplay(true))) {
+            int expectP = 0;
+            int expectQ = 0;
+            for (int run = 1; run <= 12; run++) {
+                boolean toQ = run > 2 && run % 2 == 0;
+                if (run > 2) {
+                    step.set(at, toQ ? q : p);
+                    step.set(v, run);
+                }
+                step.run(s);
+                if (toQ) {
+                    expectQ += run;
+                } else {
+                    expectP += run > 2 ? run : 1;
+                }
+            }
+            gpu.synchronize(s);
+            assertThat(readInts(p, N)).containsOnly(expectP);
+            assertThat(readInts(q, N)).containsOnly(expectQ);
+            CapturedStep.Stats st = step.stats();
+            assertThat(st.verifications()).isEqualTo(3);
+            assertThat(st.mismatches()).isZero();
+            assertThat(st.paramSets()).isEqualTo(10);
+            assertThat(reports).isEmpty();
+        }
+        gpu.free(p);
+        gpu.free(q);
+        gpu.destroyStream(s);
+    }
+
+    /**
+     * A value the region computes from a parameter is a host value like any other: the node that
+     * takes the parameter follows a set at once, the node that takes the derived value is stale
+     * until a verification run finds it and sets it in place.
+     */
+    @Test
+    public void aValueDerivedFromAParameterIsFoundByVerification() {
+        Stream s = gpu.createStream();
+        DevicePtr p = gpu.alloc(4 * N);
+        DevicePtr q = gpu.alloc(4 * N);
+        gpu.memset(p, 0, 4 * N);
+        gpu.memset(q, 0, 4 * N);
+        StepParam<Integer> v = StepParam.i32("v", 1);
+        LaunchConfig cfg = LaunchConfig.forElements(N, 128);
+        try (CapturedStep step = gpu.capturedStep("derived", (g, st) -> {
+            g.launch(kernel("add_i32"), cfg, st, args.clear().ptr(p).param(v).i32(N));
+            g.launch(kernel("add_i32"), cfg, st, args.clear().ptr(q).i32(2 * v.get()).i32(N));
+        }, quiet())) {
+            step.run(s);            // eager: p 1, q 2
+            step.run(s);            // capture: p 2, q 4
+            step.set(v, 3);
+            step.run(s);            // replay: p 5, q 6 (stale)
+            step.runTraced(s);      // eager: p 8, q 12; node 1 set in place
+            assertThat(reports).singleElement().asString().contains("updated 1 node(s) of the graph in place")
+                    .contains("#1 " + MODULE + "::add_i32 [kernel] arg1 0x2 -> 0x6 (Δ 4)");
+            step.run(s);            // replay: p 11, q 18
+            gpu.synchronize(s);
+            assertThat(readInts(p, N)).containsOnly(11);
+            assertThat(readInts(q, N)).containsOnly(18);
+        }
+        gpu.free(p);
+        gpu.free(q);
         gpu.destroyStream(s);
     }
 
