@@ -33,10 +33,14 @@
  *     copy sites; default false.</li>
  * <li>{@systemProperty metrale.timing} / {@code METRALE_TIMING}: per-kernel timing spans;
  *     default false.</li>
- * <li>{@systemProperty metrale.allocSites} / {@code METRALE_ALLOC_SITES}: record each
- *     allocation's {@code file:line}; default true.</li>
- * <li>{@systemProperty metrale.allocSites.sample} / {@code METRALE_ALLOC_SITES_SAMPLE}: walk the
- *     stack for one allocation in this many; default 1 (every one).</li>
+ * <li>{@systemProperty metrale.leakDetection} / {@code METRALE_LEAK_DETECTION}: how much of the
+ *     creation sites of allocations and resources is recorded: {@code off}, {@code sampled}
+ *     (default) or {@code all}; {@code metrale.allocSites} / {@code METRALE_ALLOC_SITES} is its
+ *     deprecated predecessor, still read.</li>
+ * <li>{@systemProperty metrale.leakDetection.sample} / {@code METRALE_LEAK_DETECTION_SAMPLE}: at
+ *     {@code sampled}, one allocation in this many walks its stack; default 128;
+ *     {@code metrale.allocSites.sample} / {@code METRALE_ALLOC_SITES_SAMPLE} is its deprecated
+ *     predecessor, still read.</li>
  * <li>{@systemProperty metrale.allocator} / {@code METRALE_ALLOCATOR}: what {@code Gpu.alloc}
  *     uses: {@code driver} (default), {@code caching} (the runtime's pool) or {@code cuda}
  *     ({@code cuMemAllocAsync}).</li>

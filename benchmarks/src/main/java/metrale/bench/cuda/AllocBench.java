@@ -4,6 +4,7 @@ package metrale.bench.cuda;
 import java.util.concurrent.TimeUnit;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.GpuBuilder;
+import metrale.gpu.LeakDetection;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -20,9 +21,9 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  *
  * <ul>
  *   <li>{@code bare}: the baseline.</li>
- *   <li>{@code ledger}: {@code gpu.alloc} + {@code gpu.free} with the default options (the ledger
- *       records each allocation's call site); red zones off; within 25% of {@code bare}.</li>
- *   <li>{@code ledgerNoSites}: the same with call sites off ({@code allocSites(false)}), to show
+ *   <li>{@code ledger}: {@code gpu.alloc} + {@code gpu.free} with every call site walked
+ *       ({@code leakDetection(ALL)}); red zones off; within 25% of {@code bare}.</li>
+ *   <li>{@code ledgerNoSites}: the same with call sites off ({@code leakDetection(OFF)}), to show
  *       what the call-site walk costs.</li>
  *   <li>{@code redZones}: the default options plus a 256-byte red zone after every buffer, which
  *       the runtime fills with its pattern on alloc (one {@code cuMemsetD8}).</li>
@@ -54,9 +55,9 @@ public class AllocBench extends CudaBench {
     @Setup(Level.Trial)
     public void setUp(BenchmarkParams params) {
         String name = params.getBenchmark();
-        GpuBuilder b = CudaFixture.telemetryOff().allocSites(true);
+        GpuBuilder b = CudaFixture.telemetryOff().leakDetection(LeakDetection.ALL);
         if (name.endsWith(".ledgerNoSites")) {
-            b.allocSites(false);
+            b.leakDetection(LeakDetection.OFF);
         } else if (name.endsWith(".redZones")) {
             b.redZoneBytes(RED_ZONE).redZoneMinIndex(0);
         }

@@ -8,6 +8,7 @@ import metrale.gpu.GraphHandle;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.KernelHandle;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.Stream;
 import metrale.telemetry.LaunchTrace;
 import org.openjdk.jmh.annotations.AuxCounters;
@@ -131,11 +132,11 @@ public class PairedBench extends CudaBench {
     public PairedBench() {
     }
 
-    /** Opens CUDA (telemetry off, call sites on as by default), loads the kernel, captures the graphs. */
+    /** Opens CUDA (telemetry off, every call site walked), loads the kernel, captures the graphs. */
     @Setup(Level.Trial)
     public void setUp() {
-        gpu = CudaFixture.open(CudaFixture.telemetryOff().allocSites(true));
-        gpuNoSites = CudaFixture.open(CudaFixture.telemetryOff().allocSites(false));
+        gpu = CudaFixture.open(CudaFixture.telemetryOff().leakDetection(LeakDetection.ALL));
+        gpuNoSites = CudaFixture.open(CudaFixture.telemetryOff().leakDetection(LeakDetection.OFF));
         fn = gpu.kernel(CudaFixture.MODULE, kernel);
         config = LaunchConfig.of(1, 128);
         gx = config.grid().x();

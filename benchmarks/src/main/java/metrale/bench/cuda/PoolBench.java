@@ -4,6 +4,7 @@ package metrale.bench.cuda;
 import java.util.concurrent.TimeUnit;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.MemoryPool;
 import metrale.gpu.Stream;
 import org.openjdk.jmh.annotations.AuxCounters;
@@ -127,11 +128,11 @@ public class PoolBench extends CudaBench {
     /** Opens four runtimes (sites on, off, sampled; and {@code allocator=cuda}) and warms each pool. */
     @Setup(Level.Trial)
     public void setUp() {
-        gpu = CudaFixture.open(CudaFixture.telemetryOff().allocSites(true).quarantineBytes(quarantineBytes));
-        off = CudaFixture.open(CudaFixture.telemetryOff().allocSites(false).quarantineBytes(quarantineBytes));
-        sampled = CudaFixture.open(CudaFixture.telemetryOff().allocSites(true).allocSiteSample(64)
+        gpu = CudaFixture.open(CudaFixture.telemetryOff().leakDetection(LeakDetection.ALL).quarantineBytes(quarantineBytes));
+        off = CudaFixture.open(CudaFixture.telemetryOff().leakDetection(LeakDetection.OFF).quarantineBytes(quarantineBytes));
+        sampled = CudaFixture.open(CudaFixture.telemetryOff().leakDetection(LeakDetection.SAMPLED).leakDetectionSample(64)
                 .quarantineBytes(quarantineBytes));
-        cuda = CudaFixture.open(CudaFixture.telemetryOff().allocSites(false).allocator("cuda")
+        cuda = CudaFixture.open(CudaFixture.telemetryOff().leakDetection(LeakDetection.OFF).allocator("cuda")
                 .quarantineBytes(quarantineBytes));
         stream = gpu.createStream(true);
         offStream = off.createStream(true);

@@ -4,6 +4,7 @@ package metrale.bench.sim;
 import java.util.concurrent.TimeUnit;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.MemoryPool;
 import metrale.gpu.Stream;
 import metrale.telemetry.Telemetry;
@@ -87,18 +88,18 @@ public class PoolSimBench {
     public PoolSimBench() {
     }
 
-    private Gpu open(boolean sites, int sample, String allocator) {
-        return Gpu.builder().backend("sim").telemetry(new Telemetry()).allocSites(sites).allocSiteSample(sample)
+    private Gpu open(LeakDetection level, int sample, String allocator) {
+        return Gpu.builder().backend("sim").telemetry(new Telemetry()).leakDetection(level).leakDetectionSample(sample)
                 .allocator(allocator).quarantineBytes(quarantineBytes).open();
     }
 
     /** Opens the runtimes and warms the pools. */
     @Setup(Level.Trial)
     public void setUp() {
-        plain = open(false, 1, "driver");
-        off = open(false, 1, "caching");
-        on = open(true, 1, "caching");
-        sampled = open(true, 64, "caching");
+        plain = open(LeakDetection.OFF, 1, "driver");
+        off = open(LeakDetection.OFF, 1, "caching");
+        on = open(LeakDetection.ALL, 1, "caching");
+        sampled = open(LeakDetection.SAMPLED, 64, "caching");
         s = Stream.DEFAULT;
         // Enough pairs to fill the quarantine, so measured pairs reuse blocks it gave back.
         long warm = 1 + quarantineBytes / bytes + 1;

@@ -20,6 +20,8 @@ public final class GpuBuilder {
     private Boolean debugSync;
     private Boolean d2hTrace;
     private Boolean timing;
+    private LeakDetection leakDetection;
+    private Integer leakDetectionSample;
     private Boolean allocSites;
     private Boolean checkPointers;
     private Telemetry telemetry;
@@ -113,11 +115,41 @@ public final class GpuBuilder {
     }
 
     /**
-     * Records each allocation's call site.
+     * Chooses how much of the creation sites of allocations and resources is recorded for leak
+     * reports: {@link LeakDetection#OFF}, {@link LeakDetection#SAMPLED} (the default: one in
+     * {@link #leakDetectionSample(int)} walks its stack) or {@link LeakDetection#ALL} (the test kit's).
      *
-     * @param on whether to
+     * @param level the level
      * @return this
      */
+    public GpuBuilder leakDetection(LeakDetection level) {
+        this.leakDetection = Objects.requireNonNull(level, "leakDetection");
+        return this;
+    }
+
+    /**
+     * Sets the rate of {@link LeakDetection#SAMPLED}: one allocation or resource in {@code every},
+     * drawn at random, walks its stack for its site; the others are named
+     * {@value LeakDetection#UNSAMPLED_SITE}. The other levels ignore it.
+     *
+     * @param every at least 1; {@value LeakDetection#DEFAULT_SAMPLE} by default
+     * @return this
+     */
+    public GpuBuilder leakDetectionSample(int every) {
+        this.leakDetectionSample = every;
+        return this;
+    }
+
+    /**
+     * Records each allocation's call site, or none.
+     *
+     * @param on {@code true} for {@link LeakDetection#ALL} ({@link LeakDetection#SAMPLED} with an
+     *           {@link #allocSiteSample(int)} above 1), {@code false} for {@link LeakDetection#OFF}
+     * @return this
+     * @deprecated use {@link #leakDetection(LeakDetection)}; given together with it, a value that
+     *             disagrees is an {@link IllegalArgumentException} at {@link #open()}
+     */
+    @Deprecated(forRemoval = true, since = "0.3.0")
     public GpuBuilder allocSites(boolean on) {
         this.allocSites = on;
         return this;
@@ -137,12 +169,14 @@ public final class GpuBuilder {
     }
 
     /**
-     * Walks the stack for the call site of one allocation or free in {@code every}; the others are
-     * named {@code "(unsampled: ...)"}. Sites cost a stack walk each, so sampling makes them cheap.
+     * Walks the stack for the call site of one allocation in {@code every}.
      *
-     * @param every at least 1; 1 (the default) names every allocation
+     * @param every at least 1: above 1 is {@link LeakDetection#SAMPLED} at that rate, 1 is {@link LeakDetection#ALL}
      * @return this
+     * @deprecated use {@link #leakDetection(LeakDetection)} and {@link #leakDetectionSample(int)}; given
+     *             together with them, a value that disagrees is an {@link IllegalArgumentException} at {@link #open()}
      */
+    @Deprecated(forRemoval = true, since = "0.3.0")
     public GpuBuilder allocSiteSample(int every) {
         this.allocSiteSample = every;
         return this;
@@ -233,8 +267,15 @@ public final class GpuBuilder {
                 .devices(new metrale.gpu.spi.DriverConfig(o.backendOptions(), o.backendObjects()));
     }
 
-    /** {@return the options this builder would open with} */
+    /**
+     * {@return the options this builder would open with}
+     *
+     * @throws IllegalArgumentException if a setting is outside its grammar, or a deprecated name
+     *                                  ({@code allocSites}, {@code allocSites.sample}) disagrees with
+     *                                  the one that replaces it, given in the same place
+     */
     public GpuOptions options() {
+        LeakSettings.Resolved leaks = LeakSettings.resolve(leakDetection, leakDetectionSample, allocSites, allocSiteSample);
         long redZone = redZoneBytes != null ? redZoneBytes : Setting.REDZONE.whole(null);
         long quarantine = quarantineBytes != null ? quarantineBytes
                 : Setting.QUARANTINE.text(null).isPresent() ? Setting.QUARANTINE.whole(null)
@@ -246,12 +287,12 @@ public final class GpuBuilder {
                 debugSync != null ? debugSync : Setting.DEBUG_SYNC.bool(null),
                 d2hTrace != null ? d2hTrace : Setting.D2H_TRACE.bool(null),
                 timing != null ? timing : Setting.TIMING.bool(null),
-                allocSites != null ? allocSites : Setting.ALLOC_SITES.bool(null),
+                leaks.level(),
                 checkPointers != null ? checkPointers : Setting.CHECK_POINTERS.bool(null),
                 telemetry != null ? telemetry : new Telemetry(),
                 backendOptions, backendObjects,
                 Setting.ALLOCATOR.choice(allocator, GpuOptions.ALLOCATORS),
-                allocSiteSample != null ? allocSiteSample : Math.toIntExact(Setting.ALLOC_SITES_SAMPLE.whole(null)),
+                leaks.sample(),
                 quarantine);
     }
 

@@ -17,7 +17,9 @@ import metrale.telemetry.Telemetry;
  * @param debugSync        synchronize the stream after every launch so a fault names its kernel
  * @param d2hTrace         collect the call sites of device-to-host copies
  * @param timing           time each launch (synchronizing its stream) and aggregate per kernel
- * @param allocSites       record the caller's {@code file:line} for each allocation (a stack walk); off records {@code "?"}
+ * @param leakDetection    how much of the creation sites of allocations and resources is recorded: {@code OFF}
+ *                         (no stack walk, every site {@code ?}), {@code SAMPLED} (one in {@code leakDetectionSample}
+ *                         walks) or {@code ALL}; see {@link LeakDetection}
  * @param checkPointers    check every pointer argument of a launch against live memory ({@code INVALID_VALUE}
  *                         naming the argument index when one is not); costs a lookup per pointer argument
  * @param telemetry        the telemetry instance the runtime reports to
@@ -27,8 +29,9 @@ import metrale.telemetry.Telemetry;
  *                         allocation), {@code caching} (the runtime's {@link MemoryPool}, on the
  *                         default stream) or {@code cuda} (the pool over CUDA's {@code cuMemAllocAsync});
  *                         {@link Gpu#pool()} is {@code cuda} when this is, else the caching pool
- * @param allocSiteSample  with sites on, walk the stack for one allocation or free in this many; the
- *                         others are named {@code "(unsampled: ...)"} in the ledger and reports; 1 walks every one
+ * @param leakDetectionSample at {@link LeakDetection#SAMPLED}, one allocation or resource in this many walks
+ *                         its stack, drawn at random; at least 1, {@value LeakDetection#DEFAULT_SAMPLE} by default;
+ *                         the other levels ignore it
  * @param quarantineBytes  the most bytes of freed device memory (pads included) held back from reuse, oldest
  *                         given back first; 0 gives memory back at the free. A copy, memset or checked launch
  *                         argument into held memory is {@code INVALID_VALUE} naming where it was allocated and
@@ -40,9 +43,9 @@ import metrale.telemetry.Telemetry;
  *                         (64 MiB) when red zones are on, else 0
  */
 public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex, boolean debugSync,
-                         boolean d2hTrace, boolean timing, boolean allocSites, boolean checkPointers, Telemetry telemetry,
-                         Map<String, String> backendOptions, Map<String, Object> backendObjects, String allocator,
-                         int allocSiteSample, long quarantineBytes) {
+                         boolean d2hTrace, boolean timing, LeakDetection leakDetection, boolean checkPointers,
+                         Telemetry telemetry, Map<String, String> backendOptions, Map<String, Object> backendObjects,
+                         String allocator, int leakDetectionSample, long quarantineBytes) {
 
     /** The quarantine's size when red zones are on and none is given: 64 MiB. */
     public static final long DEFAULT_QUARANTINE_BYTES = 64L << 20;
@@ -60,8 +63,9 @@ public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex
         }
         Objects.requireNonNull(telemetry, "telemetry");
         backendOptions = Map.copyOf(backendOptions);
-        if (allocSiteSample < 1) {
-            throw new IllegalArgumentException("allocSiteSample=" + allocSiteSample + " must be >= 1");
+        Objects.requireNonNull(leakDetection, "leakDetection");
+        if (leakDetectionSample < 1) {
+            throw new IllegalArgumentException("leakDetectionSample=" + leakDetectionSample + " must be >= 1");
         }
         allocator = Setting.parseChoice(Setting.ALLOCATOR.what(), Objects.requireNonNull(allocator, "allocator"), ALLOCATORS);
         backendObjects = Map.copyOf(backendObjects);
@@ -71,8 +75,7 @@ public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex
     }
 
     /**
-     * The options before the quarantine had a setting of its own: it is 64 MiB when red zones are
-     * on, else off.
+     * The options with the call-site switch and rate that {@link LeakDetection} replaces.
      *
      * @param backend         see the record
      * @param redZoneBytes    see the record
@@ -80,20 +83,89 @@ public record GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex
      * @param debugSync       see the record
      * @param d2hTrace        see the record
      * @param timing          see the record
-     * @param allocSites      see the record
+     * @param allocSites      {@code false} is {@link LeakDetection#OFF}; {@code true} is {@link LeakDetection#ALL},
+     *                        or {@link LeakDetection#SAMPLED} when {@code allocSiteSample} is above 1
      * @param checkPointers   see the record
      * @param telemetry       see the record
      * @param backendOptions  see the record
      * @param backendObjects  see the record
      * @param allocator       see the record
-     * @param allocSiteSample see the record
+     * @param allocSiteSample the rate of {@link LeakDetection#SAMPLED} when above 1; at least 1
+     * @param quarantineBytes see the record
+     * @deprecated use the canonical constructor, with a {@link LeakDetection} and its sample rate
      */
+    @Deprecated(forRemoval = true, since = "0.3.0")
+    public GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex, boolean debugSync,
+                      boolean d2hTrace, boolean timing, boolean allocSites, boolean checkPointers, Telemetry telemetry,
+                      Map<String, String> backendOptions, Map<String, Object> backendObjects, String allocator,
+                      int allocSiteSample, long quarantineBytes) {
+        this(backend, redZoneBytes, redZoneMinIndex, debugSync, d2hTrace, timing, legacyLevel(allocSites, allocSiteSample),
+                checkPointers, telemetry, backendOptions, backendObjects, allocator, legacySample(allocSiteSample),
+                quarantineBytes);
+    }
+
+    /**
+     * The options before the quarantine had a setting of its own (it is 64 MiB when red zones are
+     * on, else off), with the call-site switch and rate that {@link LeakDetection} replaces.
+     *
+     * @param backend         see the record
+     * @param redZoneBytes    see the record
+     * @param redZoneMinIndex see the record
+     * @param debugSync       see the record
+     * @param d2hTrace        see the record
+     * @param timing          see the record
+     * @param allocSites      {@code false} is {@link LeakDetection#OFF}; {@code true} is {@link LeakDetection#ALL},
+     *                        or {@link LeakDetection#SAMPLED} when {@code allocSiteSample} is above 1
+     * @param checkPointers   see the record
+     * @param telemetry       see the record
+     * @param backendOptions  see the record
+     * @param backendObjects  see the record
+     * @param allocator       see the record
+     * @param allocSiteSample the rate of {@link LeakDetection#SAMPLED} when above 1; at least 1
+     * @deprecated use the canonical constructor, with a {@link LeakDetection}, its sample rate and the quarantine
+     */
+    @Deprecated(forRemoval = true, since = "0.3.0")
     public GpuOptions(String backend, long redZoneBytes, long redZoneMinIndex, boolean debugSync,
                       boolean d2hTrace, boolean timing, boolean allocSites, boolean checkPointers, Telemetry telemetry,
                       Map<String, String> backendOptions, Map<String, Object> backendObjects, String allocator,
                       int allocSiteSample) {
-        this(backend, redZoneBytes, redZoneMinIndex, debugSync, d2hTrace, timing, allocSites, checkPointers, telemetry,
-                backendOptions, backendObjects, allocator, allocSiteSample, redZoneBytes > 0 ? DEFAULT_QUARANTINE_BYTES : 0);
+        this(backend, redZoneBytes, redZoneMinIndex, debugSync, d2hTrace, timing, legacyLevel(allocSites, allocSiteSample),
+                checkPointers, telemetry, backendOptions, backendObjects, allocator, legacySample(allocSiteSample),
+                redZoneBytes > 0 ? DEFAULT_QUARANTINE_BYTES : 0);
+    }
+
+    /** {@return the level the old switch and rate name}: off, else sampled above a rate of 1, else all */
+    static LeakDetection legacyLevel(boolean allocSites, int allocSiteSample) {
+        if (allocSiteSample < 1) {
+            throw new IllegalArgumentException("allocSiteSample=" + allocSiteSample + " must be >= 1");
+        }
+        return !allocSites ? LeakDetection.OFF : allocSiteSample > 1 ? LeakDetection.SAMPLED : LeakDetection.ALL;
+    }
+
+    /** {@return the sample rate the old rate names}: itself above 1; 1 named a level ({@code all}), not a rate */
+    static int legacySample(int allocSiteSample) {
+        return allocSiteSample > 1 ? allocSiteSample : LeakDetection.DEFAULT_SAMPLE;
+    }
+
+    /**
+     * {@return whether any creation site is recorded}: whether {@link #leakDetection()} is not {@code OFF}
+     *
+     * @deprecated use {@link #leakDetection()}
+     */
+    @Deprecated(forRemoval = true, since = "0.3.0")
+    public boolean allocSites() {
+        return leakDetection != LeakDetection.OFF;
+    }
+
+    /**
+     * {@return one in how many allocations walks its stack}: {@link #leakDetectionSample()} at
+     * {@code SAMPLED}, else 1
+     *
+     * @deprecated use {@link #leakDetection()} and {@link #leakDetectionSample()}
+     */
+    @Deprecated(forRemoval = true, since = "0.3.0")
+    public int allocSiteSample() {
+        return leakDetection == LeakDetection.SAMPLED ? leakDetectionSample : 1;
     }
 
     /** {@return the options the system properties and environment give, with a fresh {@link Telemetry}} */

@@ -12,7 +12,8 @@ import java.util.Objects;
  *               {@code graph@0x…}), a page-locked range's address and size, a captured step's name,
  *               a communicator's rank
  * @param site   the {@code File.java:line} of the call that created it, under the runtime's
- *               {@link GpuOptions#allocSites()} policy ({@code ?} when sites are off)
+ *               {@link GpuOptions#leakDetection()} level ({@code ?} when off,
+ *               {@value LeakDetection#UNSAMPLED_SITE} for one {@code sampled} did not walk)
  */
 public record LiveResource(Kind kind, String handle, String site) {
 

@@ -50,15 +50,44 @@ public enum Setting {
     TIMING("timing", "timing(boolean)", "metrale.timing", "METRALE_TIMING", "false", Grammar.BOOLEAN,
             "`false`",
             "Time each launch per kernel (`telemetry().timing().report()`)."),
-    /** Allocation call sites. */
-    ALLOC_SITES("allocSites", "allocSites(boolean)", "metrale.allocSites", "METRALE_ALLOC_SITES", "true", Grammar.BOOLEAN,
-            "`true`",
-            "Record each allocation's caller as `File.java:line` (a stack walk per allocation); off records `?`."),
-    /** One allocation site walked in N. */
+    /** How much of the creation sites of allocations and resources is recorded: {@link LeakDetection}. */
+    LEAK_DETECTION("leakDetection", "leakDetection(LeakDetection)", "metrale.leakDetection", "METRALE_LEAK_DETECTION",
+            "sampled", Grammar.CHOICE, "`sampled`; the test kit sets `all`",
+            "Netty's leak-detection levels for the creation sites (`File.java:line`, a stack walk bounded in depth) "
+            + "of device allocations and of resources: `off` (no walk; every site is `?`), `sampled` (one in "
+            + "`leakDetection.sample`, drawn at random, walks its stack; the others are named `(unsampled: ...)`, and "
+            + "every leak report says how many went unsampled) or `all` (every one walks). At most one walk per "
+            + "alloc+free pair: a free walks for its own line only with red zones or a quarantine on (or the "
+            + "simulator's pool race checks), and only when its allocation's site was walked. Replaces `allocSites` "
+            + "and `allocSites.sample`, which are still read in this release (a conflict with them is an "
+            + "`IllegalArgumentException` naming both)."),
+    /** One allocation site walked in N at {@code leakDetection=sampled}. */
+    LEAK_DETECTION_SAMPLE("leakDetection.sample", "leakDetectionSample(int)", "metrale.leakDetection.sample",
+            "METRALE_LEAK_DETECTION_SAMPLE", Integer.toString(LeakDetection.DEFAULT_SAMPLE), Grammar.WHOLE_NUMBER,
+            "`128` (Netty's sampling interval)",
+            "With `leakDetection=sampled`, one allocation or resource in this many walks its stack, on average; at "
+            + "least 1. A walk costs 1.5 to 3.5 µs, so 1 in 128 costs under 30 ns per allocation."),
+    /**
+     * Allocation call sites on or off.
+     *
+     * @deprecated replaced by {@link #LEAK_DETECTION}: {@code true} is {@code all} ({@code sampled}
+     *             with {@code allocSites.sample} above 1), {@code false} is {@code off}; still read in
+     *             this release
+     */
+    @Deprecated(forRemoval = true, since = "0.3.0")
+    ALLOC_SITES("allocSites", "allocSites(boolean)", "metrale.allocSites", "METRALE_ALLOC_SITES", null, Grammar.BOOLEAN,
+            "none: deprecated, read in this release only",
+            "`true` is `all` (`sampled` with an `allocSites.sample` above 1), `false` is `off`.", LEAK_DETECTION),
+    /**
+     * One allocation site walked in N.
+     *
+     * @deprecated replaced by {@link #LEAK_DETECTION_SAMPLE}: a value above 1 is
+     *             {@code leakDetection=sampled} at that rate, 1 is {@code all}; still read in this release
+     */
+    @Deprecated(forRemoval = true, since = "0.3.0")
     ALLOC_SITES_SAMPLE("allocSites.sample", "allocSiteSample(int)", "metrale.allocSites.sample", "METRALE_ALLOC_SITES_SAMPLE",
-            "1", Grammar.WHOLE_NUMBER, "`1`",
-            "With allocation sites on, walk the stack for one allocation or free in this many; the others are named "
-            + "`(unsampled: ...)` in the ledger and reports. 1 walks every one."),
+            null, Grammar.WHOLE_NUMBER, "none: deprecated, read in this release only",
+            "A value above 1 is `leakDetection=sampled` at that rate; `1` is `all`.", LEAK_DETECTION_SAMPLE),
     /** What {@code alloc} allocates with. */
     ALLOCATOR("allocator", "allocator(String)", "metrale.allocator", "METRALE_ALLOCATOR", "driver", Grammar.CHOICE,
             "`driver`",
@@ -190,9 +219,16 @@ public enum Setting {
     private final Grammar grammar;
     private final String defaultText;
     private final String description;
+    private final Setting replacedBy;
 
     Setting(String key, String builder, String property, String environment, String defaultValue, Grammar grammar,
             String defaultText, String description) {
+        this(key, builder, property, environment, defaultValue, grammar, defaultText, description, null);
+    }
+
+    /** A deprecated setting, still read in this release, that {@code replacedBy} replaces. */
+    Setting(String key, String builder, String property, String environment, String defaultValue, Grammar grammar,
+            String defaultText, String description, Setting replacedBy) {
         this.key = key;
         this.builder = builder;
         this.property = property;
@@ -201,6 +237,7 @@ public enum Setting {
         this.grammar = grammar;
         this.defaultText = defaultText;
         this.description = description;
+        this.replacedBy = replacedBy;
     }
 
     /** {@return the key a backend option is given under, e.g. {@code sim.capacity}} */
@@ -241,6 +278,14 @@ public enum Setting {
     /** {@return what the setting does, as {@code docs/options.md} shows it} */
     public String description() {
         return description;
+    }
+
+    /**
+     * {@return the setting that replaces this deprecated one, if it is deprecated} A deprecated
+     * setting is still read for one release; {@code docs/options.md} lists it apart.
+     */
+    public Optional<Setting> replacedBy() {
+        return Optional.ofNullable(replacedBy);
     }
 
     /**
@@ -379,13 +424,24 @@ public enum Setting {
     }
 
     /**
-     * {@return the markdown table of every setting, as {@code docs/options.md} holds it}
+     * {@return the markdown table of every setting, as {@code docs/options.md} holds it}: the
+     * settings in use, then the deprecated ones with what replaces each
      */
     public static String markdownTable() {
         StringBuilder sb = new StringBuilder();
         sb.append("| key | builder method | system property | environment variable | default | grammar | what it does |\n");
         sb.append("|---|---|---|---|---|---|---|\n");
+        StringBuilder old = new StringBuilder();
         for (Setting s : values()) {
+            if (s.replacedBy != null) {
+                old.append("| `").append(s.key).append("` | ")
+                        .append(s.builder == null ? "" : "`" + s.builder + "`").append(" | `")
+                        .append(s.property).append("` | `")
+                        .append(s.environment).append("` | `")
+                        .append(s.replacedBy.key).append("` | ")
+                        .append(s.description).append(" |\n");
+                continue;
+            }
             sb.append("| `").append(s.key).append("` | ")
                     .append(s.builder == null ? "" : "`" + s.builder + "`").append(" | `")
                     .append(s.property).append("` | `")
@@ -393,6 +449,15 @@ public enum Setting {
                     .append(s.defaultText).append(" | ")
                     .append(s.grammar.text).append(" | ")
                     .append(s.description).append(" |\n");
+        }
+        if (!old.isEmpty()) {
+            sb.append("\nDeprecated names, still read in this release and removed in the next. Between a deprecated "
+                    + "name and the setting that replaces it the usual order decides (code, then property, then "
+                    + "variable); two given in the same place that disagree are an `IllegalArgumentException` "
+                    + "naming both:\n\n");
+            sb.append("| key | builder method | system property | environment variable | replaced by | what it maps to |\n");
+            sb.append("|---|---|---|---|---|---|\n");
+            sb.append(old);
         }
         return sb.toString();
     }

@@ -8,11 +8,20 @@ public final class SettingProbe {
     }
 
     /**
-     * Prints {@code builder=D2H,TIMING}, {@code unset=D2H,TIMING} and {@code telemetry=D2H,TIMING}.
+     * Prints {@code builder=D2H,TIMING}, {@code unset=D2H,TIMING}, {@code telemetry=D2H,TIMING} and
+     * {@code leaks=LEVEL,SAMPLE} (or {@code leaks=refused: MESSAGE}).
      *
      * @param args unused
      */
     public static void main(String[] args) {
+        try {
+            GpuOptions o = Gpu.builder().options();
+            System.out.println("leaks=" + o.leakDetection() + "," + o.leakDetectionSample());
+        } catch (IllegalArgumentException e) {
+            // Every builder refuses such an environment; nothing else can be printed.
+            System.out.println("leaks=refused: " + e.getMessage());
+            return;
+        }
         GpuOptions off = Gpu.builder().d2hTrace(false).timing(false).options();
         GpuOptions unset = Gpu.builder().options();
         System.out.println("builder=" + off.d2hTrace() + "," + off.timing());

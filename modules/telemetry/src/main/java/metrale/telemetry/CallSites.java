@@ -22,8 +22,19 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * classes of package {@code metrale.telemetry} loaded from this module's code,
  * so tests in that package, which come from another location, still count as
  * callers. Rules are process-wide and can't be removed.
+ *
+ * <p>A walk is bounded: it reads at most {@value #MAX_DEPTH} frames, so a call with no application
+ * frame near the top of its stack (a worker thread of the runtime, a deep framework) costs a bounded
+ * walk and is named {@code unknown}.
  */
 public final class CallSites {
+
+    /**
+     * The most frames a walk reads, the runtime's own and the JDK's included: an application calls
+     * the runtime through a handful of its frames (ten to twenty, a stream or a proxy included), so
+     * 64 leaves room and still bounds the walk of a stack that holds no application frame.
+     */
+    public static final int MAX_DEPTH = 64;
 
     private static final String OWN_PACKAGE = "metrale.telemetry";
 
@@ -85,13 +96,13 @@ public final class CallSites {
 
     /**
      * The call site of the first frame on the calling thread's stack that is
-     * not runtime-internal.
+     * not runtime-internal, among the top {@value #MAX_DEPTH}.
      *
-     * @return {@code File.java:line}, or {@code "unknown"} if every frame is internal
+     * @return {@code File.java:line}, or {@code "unknown"} if every frame read is internal
      */
     public static String caller() {
         Optional<StackWalker.StackFrame> frame =
-                WALKER.walk(s -> s.filter(f -> !internal(f.getDeclaringClass())).findFirst());
+                WALKER.walk(s -> s.limit(MAX_DEPTH).filter(f -> !internal(f.getDeclaringClass())).findFirst());
         return frame.map(CallSites::format).orElse("unknown");
     }
 

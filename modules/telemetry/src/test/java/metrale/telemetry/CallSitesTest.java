@@ -25,6 +25,13 @@ class CallSitesTest {
         }
     }
 
+    /** Registered as internal: recursion through it puts that many internal frames above the test's. */
+    static final class Deep {
+        static String through(int frames) {
+            return frames <= 1 ? CallSites.caller() : through(frames - 1);
+        }
+    }
+
     static final class NotRegistered {
         /** The site {@link CallSites#caller()} reports here, and the line it should report. */
         static String[] call() {
@@ -54,6 +61,16 @@ class CallSitesTest {
         CallSites.skip("metrale.telemetry.CallSitesTest$Internal");
         String site = Internal.throughJdk(); int line = line();
         assertThat(site).isEqualTo("CallSitesTest.java:" + line);
+    }
+
+    /** The walk reads at most MAX_DEPTH frames: an application frame deeper than that is not found. */
+    @Test
+    void theWalkIsBoundedInDepth() {
+        CallSites.skip("metrale.telemetry.CallSitesTest$Deep");
+        String near = Deep.through(CallSites.MAX_DEPTH - 8); int line = line();
+        assertThat(near).isEqualTo("CallSitesTest.java:" + line);
+        assertThat(Deep.through(CallSites.MAX_DEPTH)).as("the caller lies past the bound").isEqualTo("unknown");
+        assertThat(Deep.through(10 * CallSites.MAX_DEPTH)).isEqualTo("unknown");
     }
 
     @Test

@@ -56,8 +56,7 @@ record Core(Driver driver, DeviceInfo info, Telemetry telemetry, LaunchTrace tra
         Ledger ledger = new Ledger();
         Failures failures = new Failures(driver, gate, ledger);
         HandleTable streams = new HandleTable();
-        boolean allocSites = options.allocSites();
-        AllocSites sites = new AllocSites(allocSites, options.allocSiteSample());
+        AllocSites sites = new AllocSites(options.leakDetection(), options.leakDetectionSample());
         RedZones redZones = new RedZones(options.redZoneBytes(), options.redZoneMinIndex());
         Quarantine quarantine = new Quarantine(driver, redZones, options.quarantineBytes());
         PoolFront pool = new PoolFront(options.allocator(), driver, ledger, redZones, quarantine, gate, sites,
@@ -68,8 +67,8 @@ record Core(Driver driver, DeviceInfo info, Telemetry telemetry, LaunchTrace tra
         if (options.timing()) {
             telemetry.timing().setEnabled(true);
         }
-        // Its own sampling count, so creating streams and events does not move which allocation is walked.
-        Resources resources = new Resources(new AllocSites(allocSites, options.allocSiteSample()));
+        // Its own policy, so the allocations' walk count is the allocations' alone.
+        Resources resources = new Resources(new AllocSites(options.leakDetection(), options.leakDetectionSample()));
         return new Core(driver, info, telemetry, telemetry.trace(), telemetry.counters(),
                 telemetry.timing(), new Tracing(telemetry.trace()), gate, failures, ledger, ConcurrentHashMap.newKeySet(),
                 redZones, quarantine, new ArenaTable(), new Adoptions(), new PinnedRegistry(),

@@ -10,6 +10,7 @@ import metrale.gpu.Allocation;
 import metrale.gpu.CudaError;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.GpuException;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.LiveResource;
 import metrale.gpu.RedZoneViolation;
 import metrale.gpu.Stream;
@@ -114,7 +115,7 @@ final class MemoryPart {
         if (r != e || e.error() != CudaError.OUT_OF_MEMORY) {
             return r;
         }
-        String where = "?".equals(site) ? CallSites.caller() : site;
+        String where = LeakDetection.hasSite(site) ? site : CallSites.caller();
         String mem;
         try {
             MemInfo mi = c.driver().memGetInfo();
@@ -136,16 +137,17 @@ final class MemoryPart {
         }
         PoolFront pool = c.pool();
         // Off the ledger before the driver frees it: an entry left behind would be freed again by a sweep.
-        String freeSite = pool.owns(p) ? pool.freeSite("free") : c.sites().get();
-        Ledger.Entry e = c.ledger().remove(p, freeSite);
+        Ledger.Entry e = c.ledger().remove(p, AllocSites.FREE_NOT_RECORDED);
         if (e == null) {
             throw new GpuException(CudaError.INVALID_VALUE, "free", explainNotLive(p) + "; nothing was freed");
         }
         if (pool.owns(p)) {
-            pool.release(e, freeSite);
+            pool.release(e, pool.freeSite(e, AllocSites.FREE_NOT_RECORDED));
             return;
         }
         if (c.quarantine().on()) {
+            // The quarantine's reports and the free's red-zone scan name where it was freed; nothing else does.
+            String freeSite = c.sites().freeSite(e, c.ledger());
             c.run(() -> c.quarantine().admit(new Quarantine.Held(e, freeSite, -1, () -> memFreeHeld(e)),
                     pool.quarantineWaits()), () -> "free " + ptr);
             return;
@@ -195,7 +197,7 @@ final class MemoryPart {
     }
 
     String allocReport(int topN, long minMb) {
-        return c.ledger().report(topN, minMb) + c.adoptions().report();
+        return c.ledger().report(topN, minMb, c.sites()) + c.adoptions().report();
     }
 
     void markLeaksReported() {

@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import java.util.function.BiConsumer;
-import java.util.function.Supplier;
 import metrale.gpu.Allocation;
 import metrale.gpu.CudaError;
 import metrale.gpu.DevicePtr;
@@ -64,7 +63,7 @@ final class PoolFront implements MemoryPool {
     private final RedZones redZones;
     private final Quarantine quarantine;
     private final Gate gate;
-    private final Supplier<String> sites;
+    private final AllocSites sites;
     private final Streams streams;
     private final Failure failure;
     private final boolean raceChecks;
@@ -76,10 +75,10 @@ final class PoolFront implements MemoryPool {
 
     /**
      * @param allocator {@code cuda} for CUDA's stream-ordered allocator, anything else for the caching one
-     * @param sites     the call site of the current allocation or free ({@code ?} when sites are off)
+     * @param sites     the call-site policy of allocations and frees
      */
     PoolFront(String allocator, Driver driver, Ledger ledger, RedZones redZones, Quarantine quarantine, Gate gate,
-              Supplier<String> sites, Streams streams, Failure failure) {
+              AllocSites sites, Streams streams, Failure failure) {
         this.kind = "cuda".equals(allocator) ? "cuda" : "caching";
         this.driver = driver;
         this.ledger = ledger;
@@ -265,8 +264,7 @@ final class PoolFront implements MemoryPool {
             return;
         }
         long s = stream == null ? -1 : lane(streams.resolve(stream, op));
-        String freeSite = freeSite(op);
-        Ledger.Entry e = ledger.remove(p, freeSite);
+        Ledger.Entry e = ledger.remove(p, AllocSites.POOL_FREE_NOT_RECORDED);
         if (e == null) {
             throw new GpuException(CudaError.INVALID_VALUE, op, ledger.explainNotLive(p) + "; nothing was freed");
         }
@@ -275,20 +273,22 @@ final class PoolFront implements MemoryPool {
             throw new GpuException(CudaError.INVALID_VALUE, op, "ptr=" + ptr + " is " + e.describe()
                     + ", not a pool block: free it with Gpu.free(ptr); nothing was freed");
         }
-        release(e, s, stream, freeSite, op);
+        release(e, s, stream, freeSite(e, AllocSites.POOL_FREE_NOT_RECORDED), op);
     }
 
     /**
-     * {@return the site a pool free records} One stack walk per pair, at the allocation: a walk
-     * costs more than the rest of a pool hit. Only where races are checked, red zones are on or the
-     * quarantine holds freed blocks does the free site matter enough to walk for it; elsewhere it is
-     * the call's name.
+     * {@return the site a pool free of {@code e}, just taken off the ledger, records} One stack walk
+     * per pair, at the allocation: a walk costs more than the rest of a pool hit. Only where races are
+     * checked, red zones are on or the quarantine holds freed blocks does the free's line matter
+     * enough to walk for it, and then only for a block whose own site was walked; elsewhere it is
+     * {@code notRecorded}.
      *
-     * @param op the freeing call, e.g. {@code pool.free}
+     * @param e           the block's entry
+     * @param notRecorded what the ledger recorded for the free when it took the entry off
      */
-    String freeSite(String op) {
-        // A quarantined block's refusal names its free's line.
-        return raceChecks || quarantine.on() ? sites.get() : op;
+    String freeSite(Ledger.Entry e, String notRecorded) {
+        // A quarantined block's refusal and a race's report name the free's line.
+        return raceChecks || quarantine.on() ? sites.freeSite(e, ledger) : notRecorded;
     }
 
     /**

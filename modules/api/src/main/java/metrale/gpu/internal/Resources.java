@@ -12,6 +12,7 @@ import java.util.function.Supplier;
 import metrale.gpu.CapturedStep;
 import metrale.gpu.Event;
 import metrale.gpu.GraphHandle;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.LiveResource;
 import metrale.gpu.LiveResource.Kind;
 import metrale.gpu.Stream;
@@ -35,12 +36,15 @@ final class Resources {
     }
 
     private final Supplier<String> sites;
+    // The policy when the sites come from one, for the report's sentence on what went unsampled.
+    private final AllocSites policy;
     private final ConcurrentHashMap<Object, Entry> live = new ConcurrentHashMap<>();
     private final AtomicLong seq = new AtomicLong();
     private volatile List<LiveResource> atClose;
 
     Resources(Supplier<String> sites) {
         this.sites = sites;
+        this.policy = sites instanceof AllocSites a ? a : null;
     }
 
     Stream stream(Stream s) {
@@ -132,11 +136,31 @@ final class Resources {
             return;
         }
         System.Logger log = System.getLogger("metrale.gpu");
+        String coverage = coverage(found, "unreleased resources");
         log.log(System.Logger.Level.INFO, "metrale-gpu: close: " + found.size()
-                + " resource(s) were never released; releasing them");
+                + " resource(s) were never released; releasing them" + (coverage.isEmpty() ? "" : "; " + coverage));
         for (LiveResource r : found) {
             log.log(System.Logger.Level.INFO, "metrale-gpu: unreleased: " + r);
         }
+    }
+
+    /** {@return the call-site policy the sites come from, or {@code null} when they come from elsewhere} */
+    AllocSites policy() {
+        return policy;
+    }
+
+    /**
+     * {@return the sentence on how many of {@code resources} have their site, or empty when all do}
+     *
+     * @param resources resources this recorded
+     * @param things    what they are, plural
+     */
+    String coverage(List<LiveResource> resources, String things) {
+        if (policy == null) {
+            return "";
+        }
+        long named = resources.stream().filter(r -> LeakDetection.hasSite(r.site())).count();
+        return policy.coverage(named, resources.size(), things);
     }
 
     static String pinnedText(MemorySegment seg) {

@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import metrale.gpu.GpuException;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.Stream;
 import metrale.gpu.spi.Driver;
 
@@ -120,15 +121,20 @@ final class Teardown {
         }
         long bytes = 0;
         int unreported = 0;
+        int named = 0;
         for (Ledger.Entry e : leaks) {
             if (!c.reportedLeaks().contains(e.allocation().index())) {
                 bytes += e.allocation().bytes();
                 unreported++;
+                if (LeakDetection.hasSite(e.allocation().site())) {
+                    named++;
+                }
             }
         }
         if (unreported > 0) {
+            String coverage = c.sites().coverage(named, unreported, "leaked allocations");
             LOG.log(System.Logger.Level.WARNING, "metrale-gpu: close: " + unreported + " allocation(s) of "
-                    + bytes + " bytes were never freed; freeing them");
+                    + bytes + " bytes were never freed; freeing them" + (coverage.isEmpty() ? "" : "; " + coverage));
         }
         for (Ledger.Entry e : leaks) {
             boolean reported = c.reportedLeaks().contains(e.allocation().index());

@@ -14,6 +14,7 @@ import metrale.gpu.DeviceBuffer;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuException;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.internal.ScriptedDriver;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -61,8 +62,8 @@ class LedgerTest {
     }
 
     @Test
-    void allocSitesOffRecordsQuestionMark() {
-        try (Gpu g = scripted().allocSites(false).open()) {
+    void leakDetectionOffRecordsQuestionMark() {
+        try (Gpu g = scripted().leakDetection(LeakDetection.OFF).open()) {
             g.alloc(16);
             assertThat(g.liveAllocations()).singleElement().extracting(Allocation::site).isEqualTo("?");
             assertThat(g.allocReport(10, 0)).contains("  ?");

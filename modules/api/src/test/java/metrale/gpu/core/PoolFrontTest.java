@@ -13,6 +13,7 @@ import metrale.gpu.CudaError;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuException;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.MemoryPool;
 import metrale.gpu.PoolRace;
 import metrale.gpu.StickyFaultException;
@@ -493,7 +494,7 @@ class PoolFrontTest {
     @Test
     void atMostAThousandAndTwentyFourRacesAreKept() {
         driver.reportRaces("unordered");
-        try (Gpu gpu = driver.builder().allocator("caching").allocSites(false).open()) {
+        try (Gpu gpu = driver.builder().allocator("caching").leakDetection(LeakDetection.OFF).open()) {
             MemoryPool pool = gpu.pool();
             for (int i = 0; i < 1025; i++) {
                 pool.alloc(512, Stream.DEFAULT);
@@ -506,7 +507,7 @@ class PoolFrontTest {
     @Test
     void theLastFourThousandNinetySixFreedBlocksAreRemembered() {
         driver.reportRaces(null);
-        try (Gpu gpu = driver.builder().allocator("caching").allocSites(false).open()) {
+        try (Gpu gpu = driver.builder().allocator("caching").leakDetection(LeakDetection.OFF).open()) {
             MemoryPool pool = gpu.pool();
             List<DevicePtr> ps = new java.util.ArrayList<>();
             for (int i = 0; i < 4097; i++) {

@@ -20,6 +20,7 @@ import metrale.gpu.GpuBuilder;
 import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.spi.Availability;
 import metrale.gpu.spi.BackendProvider;
 import metrale.gpu.spi.Driver;
@@ -179,14 +180,16 @@ public final class ScriptedDriver implements Driver {
 
     /**
      * {@return a builder for a runtime over this driver} Its {@code open()}, on this thread, opens
-     * the runtime; until then the calling thread sees the {@code scripted} backend available.
+     * the runtime; until then the calling thread sees the {@code scripted} backend available. Every
+     * site is walked ({@code leakDetection=all}), since the core's tests assert on sites; a test of
+     * another level sets it.
      */
     public GpuBuilder builder() {
         OPENING.set(this);
-        return Gpu.builder().backend(BACKEND);
+        return Gpu.builder().backend(BACKEND).leakDetection(LeakDetection.ALL);
     }
 
-    /** {@return a runtime over this driver with the default options} */
+    /** {@return a runtime over this driver with the default options but {@code leakDetection=all}} */
     public Gpu open() {
         return builder().open();
     }

@@ -6,7 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import metrale.gpu.Allocation;
 import metrale.gpu.DevicePtr;
+import metrale.gpu.LeakDetection;
 import org.junit.jupiter.api.Test;
 
 /** The arena chunk table, the pinned registry, the host-input checks and the call-site policy. */
@@ -106,18 +111,60 @@ class SmallTablesTest {
 
     @Test
     void sitesAreWalkedForEveryCallForOneInNOrNever() {
-        AllocSites off = new AllocSites(false, 1);
+        AtomicInteger walked = new AtomicInteger();
+        Supplier<String> walker = () -> "W.java:" + walked.incrementAndGet();
+        AllocSites off = new AllocSites(LeakDetection.OFF, 1, walker);
         assertThat(off.get()).isEqualTo("?");
-        AllocSites every = new AllocSites(true, 1);
-        assertThat(every.get()).isEqualTo(every.get()).doesNotContain("unsampled");
-        AllocSites clamped = new AllocSites(true, 0);
-        assertThat(clamped.unsampled()).isEqualTo("(unsampled: 1 in 1 allocations is walked for its site)");
-        AllocSites third = new AllocSites(true, 3);
-        assertThat(third.unsampled()).isEqualTo("(unsampled: 1 in 3 allocations is walked for its site)");
-        String first = third.get();
-        assertThat(first).isNotEqualTo(third.unsampled());
-        assertThat(third.get()).isEqualTo(third.unsampled());
-        assertThat(third.get()).isEqualTo(third.unsampled());
-        assertThat(third.get()).isNotEqualTo(third.unsampled());
+        AllocSites every = new AllocSites(LeakDetection.ALL, 64, walker);
+        assertThat(List.of(every.get(), every.get())).containsExactly("W.java:1", "W.java:2");
+        AllocSites sampledEvery = new AllocSites(LeakDetection.SAMPLED, 1, walker);
+        assertThat(sampledEvery.get()).isEqualTo("W.java:3");
+        assertThat(walked).hasValue(3);
+        assertThat(off.walks() + every.walks() + sampledEvery.walks()).isEqualTo(3);
+        assertThatThrownBy(() -> new AllocSites(LeakDetection.SAMPLED, 0, walker))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leakDetectionSample=0");
+    }
+
+    /** One in N drawn at random: about total/N walked, the rest named unsampled. */
+    @Test
+    void sampledWalksAboutOneInN() {
+        AtomicInteger walked = new AtomicInteger();
+        AllocSites eighth = new AllocSites(LeakDetection.SAMPLED, 8, () -> "W.java:" + walked.incrementAndGet());
+        int n = 8000;
+        int unsampled = 0;
+        for (int i = 0; i < n; i++) {
+            if (eighth.get().equals(LeakDetection.UNSAMPLED_SITE)) {
+                unsampled++;
+            }
+        }
+        // Binomial(8000, 1/8): mean 1000, sd 29.6; the bounds are over 6 sd away.
+        assertThat(walked.get()).isBetween(800, 1200).isEqualTo((int) eighth.walks()).isEqualTo(n - unsampled);
+    }
+
+    /** A free walks only for an allocation whose own site was walked, and names it in the ledger's memory of the free. */
+    @Test
+    void aFreeWalksOnlyForAWalkedAllocation() {
+        AtomicInteger walked = new AtomicInteger();
+        AllocSites sites = new AllocSites(LeakDetection.SAMPLED, 2, () -> "W.java:" + walked.incrementAndGet());
+        Ledger ledger = new Ledger();
+        Ledger.Entry named = new Ledger.Entry(new Allocation(new DevicePtr(0x1000), 16, "A.java:1", 0, false), 0);
+        Ledger.Entry unsampled = new Ledger.Entry(
+                new Allocation(new DevicePtr(0x2000), 16, LeakDetection.UNSAMPLED_SITE, 1, false), 0);
+        Ledger.Entry off = new Ledger.Entry(new Allocation(new DevicePtr(0x3000), 16, "?", 2, false), 0);
+        for (Ledger.Entry e : List.of(named, unsampled, off)) {
+            ledger.add(e);
+            ledger.remove(e.base(), AllocSites.FREE_NOT_RECORDED);
+        }
+        assertThat(sites.freeSite(unsampled, ledger)).isEqualTo(LeakDetection.UNSAMPLED_SITE);
+        assertThat(sites.freeSite(off, ledger)).isEqualTo("?");
+        assertThat(walked).hasValue(0);
+        assertThat(sites.freeSite(named, ledger)).isEqualTo("W.java:1");
+        assertThat(walked).hasValue(1);
+        assertThat(ledger.explainNotLive(0x1000)).endsWith("freed at W.java:1");
+        assertThat(ledger.explainNotLive(0x2000)).endsWith("freed at " + LeakDetection.UNSAMPLED_SITE);
+        ledger.add(named);
+        ledger.remove(named.base(), AllocSites.FREE_NOT_RECORDED);
+        assertThat(ledger.explainNotLive(0x1000)).as("no report named it this time")
+                .endsWith("freed at " + AllocSites.FREE_NOT_RECORDED);
     }
 }

@@ -23,6 +23,7 @@ import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.KernelHandle;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.Stream;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterEach;
@@ -35,7 +36,8 @@ import org.junit.jupiter.api.BeforeEach;
  *
  * <p>Each test gets a fresh {@link Gpu} in {@link #gpu}, opened from {@link #builder()} with the
  * kernels of {@code contract.cu} loaded as module {@value #MODULE}, and a fresh {@link KernelArgs}
- * in {@link #args}. After the test the ledger must be empty (unless the test called
+ * in {@link #args}. Every runtime the suite opens walks every call site
+ * ({@link LeakDetection#ALL}), since its tests assert on sites; a test of another level asks for it. After the test the ledger must be empty (unless the test called
  * {@link #allowLeaks()} or the runtime latched a sticky fault) and the runtime is closed.
  *
  * <p>A backend's subclass implements {@link #builder()} and {@link #prepareKernels(Gpu)}, and
@@ -182,14 +184,15 @@ public abstract class GpuContract {
     }
 
     /**
-     * Opens another runtime of the backend under test, with the contract kernels loaded; the
-     * caller closes it.
+     * Opens another runtime of the backend under test, with the contract kernels loaded and every
+     * site walked ({@link LeakDetection#ALL}, unless {@code options} set another level); the caller
+     * closes it.
      *
      * @param options adds options to the backend's builder
      * @return the runtime
      */
     protected final Gpu open(UnaryOperator<GpuBuilder> options) {
-        Gpu g = options.apply(builder()).open();
+        Gpu g = options.apply(builder().leakDetection(LeakDetection.ALL)).open();
         g.unwrap(CountingDriver.class).ifPresent(d -> counting.put(g, d));
         try {
             prepareKernels(g);

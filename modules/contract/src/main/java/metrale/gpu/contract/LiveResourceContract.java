@@ -12,6 +12,7 @@ import metrale.gpu.Event;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuException;
 import metrale.gpu.GraphHandle;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.LiveResource;
 import metrale.gpu.LiveResource.Kind;
 import metrale.gpu.StepOptions;
@@ -39,7 +40,7 @@ public abstract class LiveResourceContract extends GpuContract {
 
     @Test
     void eachKindIsListedWithItsHandleAndSiteUntilItIsReleased() {
-        reopen(b -> b.allocSites(true));
+        reopen(b -> b.leakDetection(LeakDetection.ALL));
         assertThat(gpu.liveResources()).as("a fresh runtime, its default streams included").isEmpty();
 
         int streamLine = line(); Stream s = gpu.createStream(true);
@@ -85,7 +86,7 @@ public abstract class LiveResourceContract extends GpuContract {
 
     @Test
     void afterCloseTheListIsWhatCloseFoundAndReleased() {
-        reopen(b -> b.allocSites(true));
+        reopen(b -> b.leakDetection(LeakDetection.ALL));
         Stream kept = gpu.createStream();
         Stream freed = gpu.createStream();
         int line = line(); Event leaked = gpu.createEvent();

@@ -11,6 +11,7 @@ import metrale.gpu.GpuException;
 import metrale.gpu.GpuOptions;
 import metrale.gpu.GraphHandle;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.RedZoneViolation;
 import metrale.gpu.Stream;
 import org.junit.jupiter.api.Test;
@@ -290,7 +291,7 @@ public abstract class MemoryDetectorContract extends GpuContract {
      * copy from the stale pointer: refused, naming where it was allocated and freed.
      */
     private void staleCopyIsRefused(String allocator) {
-        reopen(b -> b.quarantineBytes(1 << 20).allocator(allocator).allocSites(true));
+        reopen(b -> b.quarantineBytes(1 << 20).allocator(allocator).leakDetection(LeakDetection.ALL));
         Stream s = gpu.createStream(true);
         DevicePtr a = gpu.alloc(256); String allocSite = here();
         gpu.free(a); String freeSite = here();
@@ -332,7 +333,7 @@ public abstract class MemoryDetectorContract extends GpuContract {
     /** A checked launch argument pointing into quarantined memory is refused, naming the argument and the free. */
     @Test
     public void staleLaunchArgumentIsRefused() {
-        reopen(b -> b.quarantineBytes(1 << 20).checkPointers(true).allocSites(true));
+        reopen(b -> b.quarantineBytes(1 << 20).checkPointers(true).leakDetection(LeakDetection.ALL));
         DevicePtr a = gpu.alloc(400); String allocSite = here();
         gpu.free(a); String freeSite = here();
         GpuException e = assertCuda(CudaError.INVALID_VALUE, () -> writePast(a, 100, 0, Stream.DEFAULT));

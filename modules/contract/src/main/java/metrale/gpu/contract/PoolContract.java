@@ -13,6 +13,7 @@ import metrale.gpu.Event;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuException;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.MemoryPool;
 import metrale.gpu.PoolSnapshot;
 import metrale.gpu.PoolStats;
@@ -394,23 +395,31 @@ public abstract class PoolContract extends AbstractPoolContract {
         gpu.destroyStream(t);
     }
 
-    /** With sampled sites, one allocation in N is walked and the others say they were not. */
+    /**
+     * With sampled sites, about one allocation in N, drawn at random, is walked; the others say they
+     * were not, and the report says how many.
+     */
     @Test
     public void sampledSitesSayWhatTheyLack() {
-        reopen(b -> pooled(b).allocSites(true).allocSiteSample(4));
+        reopen(b -> pooled(b).leakDetection(LeakDetection.SAMPLED).leakDetectionSample(4));
         reopened = true;
         MemoryPool pool = gpu.pool();
-        DevicePtr[] ps = new DevicePtr[8];
+        DevicePtr[] ps = new DevicePtr[400];
         String site = null;
         for (int i = 0; i < ps.length; i++) {
             ps[i] = pool.alloc(1024, Stream.DEFAULT); String s = here();
             site = s;
         }
+        String line = site;
         List<String> sites = gpu.liveAllocations().stream().map(Allocation::site).toList();
-        assertThat(sites).filteredOn(site::equals).hasSize(2);
-        assertThat(sites).filteredOn(x -> x.startsWith("(unsampled")).hasSize(6)
-                .allSatisfy(x -> assertThat(x).contains("1 in 4"));
-        assertThat(gpu.allocReport(10, 0)).contains(site).contains("(unsampled");
+        long named = sites.stream().filter(line::equals).count();
+        // Binomial(400, 1/4): mean 100, sd 8.7; the bounds are 6 sd away.
+        assertThat(named).isBetween(48L, 152L);
+        assertThat(sites).filteredOn(x -> !x.equals(line)).hasSize(400 - (int) named)
+                .containsOnly(LeakDetection.UNSAMPLED_SITE);
+        assertThat(gpu.allocReport(10, 0)).contains(site).contains(LeakDetection.UNSAMPLED_SITE)
+                .contains(named + " of 400 live allocations have their site; " + (400 - named)
+                        + " unsampled (leakDetection=sampled, 1 in 4)");
         for (DevicePtr p : ps) {
             pool.free(p);
         }

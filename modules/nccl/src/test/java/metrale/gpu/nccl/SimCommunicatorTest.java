@@ -62,7 +62,7 @@ class SimCommunicatorTest {
         List<Gpu> ranks = new java.util.ArrayList<>();
         for (int i = 0; i < 2; i++) {
             ranks.add(Gpu.builder().backend("sim").backendOption(metrale.gpu.sim.SimOptions.PROCESS, process)
-                    .backendOption(metrale.gpu.sim.SimOptions.DEVICES, "2").allocSites(true).device(i).open());
+                    .backendOption(metrale.gpu.sim.SimOptions.DEVICES, "2").leakDetection(metrale.gpu.LeakDetection.ALL).device(i).open());
         }
         try {
             int line = StackWalker.getInstance().walk(f -> f.findFirst()).orElseThrow().getLineNumber();

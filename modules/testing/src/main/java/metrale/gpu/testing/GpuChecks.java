@@ -11,6 +11,7 @@ import metrale.gpu.Allocation;
 import metrale.gpu.CudaError;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuException;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.LiveResource;
 import metrale.gpu.RedZoneViolation;
 import metrale.gpu.StickyFaultException;
@@ -42,6 +43,11 @@ import metrale.gpu.sim.UninitializedRead;
  * }
  * }</pre>
  *
+ * <p>A runtime the kit opens walks every site ({@link LeakDetection#ALL}). For another one, whose
+ * level may be {@code sampled} or {@code off}, a line {@code "leak sites: 3 of 40 leaked allocations
+ * have their site; 37 unsampled (leakDetection=sampled, 1 in 128)"} follows the leaks when some
+ * have no site.
+ *
  * <p>A leak it reports is marked reported ({@link Gpu#markLeaksReported()}), so closing the
  * runtime frees it without logging it a second time.
  */
@@ -68,7 +74,7 @@ public final class GpuChecks {
                 return atClose.get();
             }
             // Closed elsewhere: the runtime's own inventory at close is all that can still be read.
-            resourceLeaks(gpu.liveResources(), out);
+            resourceLeaks(gpu, gpu.liveResources(), out);
             return out;
         }
         Optional<SimInitCheck> initCheck = gpu.fault().isPresent() ? Optional.empty() : gpu.unwrap(SimInitCheck.class);
@@ -126,14 +132,25 @@ public final class GpuChecks {
             out.add("leak: " + a.bytes() + " byte(s) at " + a.ptr() + " (allocation #" + a.index()
                     + (a.managed() ? ", managed" : "") + ") allocated at " + a.site() + " and never freed");
         }
-        resourceLeaks(gpu.liveResources(), out);
+        coverage(gpu, live.stream().map(Allocation::site).toList(), "leaked allocations", out);
+        resourceLeaks(gpu, gpu.liveResources(), out);
         gpu.markLeaksReported();   // the failure names them: close() frees them without a second WARNING
     }
 
-    private static void resourceLeaks(List<LiveResource> live, List<String> out) {
+    private static void resourceLeaks(Gpu gpu, List<LiveResource> live, List<String> out) {
         for (LiveResource r : live) {
             out.add("leak: " + r.kind().label() + " " + r.handle() + " created at " + r.site()
                     + " and never " + r.kind().released());
+        }
+        coverage(gpu, live.stream().map(LiveResource::site).toList(), "leaked resources", out);
+    }
+
+    /** Says how many of the leaks have no site, when some have none: a runtime opened outside the kit may sample. */
+    private static void coverage(Gpu gpu, List<String> sites, String things, List<String> out) {
+        long named = sites.stream().filter(LeakDetection::hasSite).count();
+        String line = gpu.options().leakDetection().coverage(named, sites.size(), things, gpu.options().leakDetectionSample());
+        if (!line.isEmpty()) {
+            out.add("leak sites: " + line);
         }
     }
 

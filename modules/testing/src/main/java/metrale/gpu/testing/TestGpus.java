@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Objects;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.sim.SimBlockOrder;
 import metrale.gpu.sim.SimInitCheck;
 import metrale.gpu.sim.SimOptions;
@@ -175,8 +176,9 @@ public final class TestGpus {
         }
 
         /**
-         * Opens the runtime, with a quarantine of {@link metrale.gpu.GpuOptions#DEFAULT_QUARANTINE_BYTES}
-         * bytes whatever the red zone. Its frees read the freed buffer's red zone back (the
+         * Opens the runtime, with every allocation's and resource's site walked
+         * ({@link LeakDetection#ALL}, so each leak names its line) and a quarantine of
+         * {@link metrale.gpu.GpuOptions#DEFAULT_QUARANTINE_BYTES} bytes whatever the red zone. Its frees read the freed buffer's red zone back (the
          * runtime's own scan at free), so {@link GpuChecks} also reports overflows of buffers freed
          * before the check; a {@code close} through it runs the checks first, so a test that closes
          * its runtime itself still gets the report.
@@ -186,7 +188,8 @@ public final class TestGpus {
          * @throws IllegalArgumentException if a simulator-only option is set for CUDA
          */
         public Gpu open() {
-            GpuBuilder b = Gpu.builder().backend(backend.id()).redZoneBytes(redZoneBytes).redZoneMinIndex(0).allocSites(true)
+            GpuBuilder b = Gpu.builder().backend(backend.id()).redZoneBytes(redZoneBytes).redZoneMinIndex(0)
+                    .leakDetection(LeakDetection.ALL)
                     .quarantineBytes(metrale.gpu.GpuOptions.DEFAULT_QUARANTINE_BYTES);
             if (backend == Backend.SIM) {
                 SimTwins t = table != null ? table : new SimTwins();

@@ -4,6 +4,7 @@ package metrale.gpu.sim.runtime;
 import java.util.List;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.contract.TestLog;
 import metrale.gpu.sim.SimOptions;
 
@@ -13,10 +14,11 @@ final class RuntimeTestSupport {
     private RuntimeTestSupport() {
     }
 
-    /** {@return a builder for the simulator with a fresh telemetry} */
+    /** {@return a builder for the simulator with a fresh telemetry, walking every call site (the tests assert on sites)} */
     static GpuBuilder sim() {
         // A simulated process of its own: a sticky fault a test provokes stays in that test.
-        return Gpu.builder().backend("sim").backendOption(SimOptions.PROCESS, SimOptions.PROCESS_FRESH);
+        return Gpu.builder().backend("sim").backendOption(SimOptions.PROCESS, SimOptions.PROCESS_FRESH)
+                .leakDetection(LeakDetection.ALL);
     }
 
     /** {@return the caller's {@code File.java:line}, as the runtime records call sites} */
