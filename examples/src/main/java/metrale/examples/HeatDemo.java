@@ -25,6 +25,7 @@ import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
 import metrale.gpu.KernelHandle;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.RedZoneViolation;
 import metrale.gpu.StepOptions;
 import metrale.gpu.Stream;
@@ -274,7 +275,9 @@ public final class HeatDemo {
             out.printf(Locale.ROOT, "  found %-5s priority %3d  %s%n", b.name(), b.priority(),
                     b.available() ? "available" : "unavailable: " + b.reason());
         }
-        GpuBuilder builder = Gpu.builder().backend(backend).redZoneBytes(RED_ZONE_BYTES).d2hTrace(true);
+        // Every allocation's site, as the test kit records them: the demo shows the reports that name them.
+        GpuBuilder builder = Gpu.builder().backend(backend).redZoneBytes(RED_ZONE_BYTES).d2hTrace(true)
+                .leakDetection(LeakDetection.ALL);
         if (o.noTwins()) {
             // Ignored by CUDA, which always runs the real kernels.
             builder.backendOption(SimOptions.TWINS, SimTwinMode.OFF.option());
