@@ -35,6 +35,25 @@ class ScaleAddPipelineProperties {
         }
     }
 
+    /** The twins and the kernels' own PTX agree byte for byte on any inputs (sim.twins=verify fails a launch that differs). */
+    @Property(tries = 30)
+    void theTwinsAgreeWithThePtxOnAnyInputs(@ForAll("sizes") int n, @ForAll long bits) {
+        java.util.SplittableRandom r = new java.util.SplittableRandom(bits);
+        float[] x = new float[n];
+        float[] y = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = (float) r.nextDouble(-1e6, 1e6);
+            y[i] = (float) r.nextDouble(-1e6, 1e6);
+        }
+        float a = (float) r.nextDouble(-100, 100);
+        Gpu gpu = TestGpus.sim().twinMode(metrale.gpu.sim.SimTwinMode.VERIFY).twins(new PipelineTwins()).open();
+        try (ScaleAddPipeline p = new ScaleAddPipeline(gpu)) {
+            assertArrayEquals(ScaleAddPipelineTest.reference(x, y, a), p.run(x, y, a).out());
+        } finally {
+            GpuChecks.verifyAndClose(gpu);
+        }
+    }
+
     /** Two device vectors and their host model, threaded through an op sequence. */
     static final class Vectors {
         static final int N = 300;
