@@ -62,6 +62,8 @@ public final class PtxLaunch {
     final GlobalMemory global;
     final long startNanos;
     final int sms;
+    /** The entry's compiled code, or {@code null}: its threads run on the interpreter. */
+    final CompiledCode code;
     private final AtomicLong maxTimer = new AtomicLong();
 
     /**
@@ -78,6 +80,28 @@ public final class PtxLaunch {
      */
     public PtxLaunch(PtxModule module, PtxFunction fn, String kernel, byte[] params, int[] grid, int[] block,
                      int dynamicShared, GlobalMemory global, long startNanos, int sms) {
+        this(module, fn, kernel, params, grid, block, dynamicShared, global, startNanos, sms, true);
+    }
+
+    /**
+     * A launch that runs the entry compiled to JVM bytecode ({@link PtxCompiler}) when
+     * {@code compiled} is true and the entry compiles, else on the interpreter; both give the
+     * same results, faults and timings.
+     *
+     * @param module        the kernel's module
+     * @param fn            the {@code .entry}
+     * @param kernel        the kernel's name for messages ({@code module::func})
+     * @param params        the argument area, laid out as {@link PtxFunction#paramOffsets()} says
+     * @param grid          grid dimensions x, y, z
+     * @param block         block dimensions x, y, z
+     * @param dynamicShared the launch's dynamic shared memory in bytes
+     * @param global        device memory
+     * @param startNanos    the virtual time the launch starts at
+     * @param sms           the SM count the device reports ({@code %nsmid})
+     * @param compiled      whether to run the compiled code ({@code sim.ptx=compiled}) or interpret
+     */
+    public PtxLaunch(PtxModule module, PtxFunction fn, String kernel, byte[] params, int[] grid, int[] block,
+                     int dynamicShared, GlobalMemory global, long startNanos, int sms, boolean compiled) {
         this.module = module;
         this.fn = fn;
         this.kernel = kernel;
@@ -93,6 +117,12 @@ public final class PtxLaunch {
         this.global = global;
         this.startNanos = startNanos;
         this.sms = Math.max(1, sms);
+        this.code = compiled ? PtxCompiler.codeFor(fn) : null;
+    }
+
+    /** {@return whether this launch's threads run compiled code rather than the interpreter} */
+    public boolean runsCompiled() {
+        return code != null;
     }
 
     /** {@return the longest virtual time a thread's {@code %globaltimer} moved, in nanoseconds} */
@@ -235,10 +265,16 @@ public final class PtxLaunch {
         }
 
         void run() {
+            CompiledCode c = l.code;
             while (true) {
                 for (Thr t : threads) {
                     if (t.state == RUNNABLE) {
-                        Interp.run(t);
+                        // Compiled code runs the entry's own frame; it has no calls.
+                        if (c != null && t.frame.parent == null) {
+                            c.run(t);
+                        } else {
+                            Interp.run(t);
+                        }
                     }
                 }
                 if (resolveWarps()) {
