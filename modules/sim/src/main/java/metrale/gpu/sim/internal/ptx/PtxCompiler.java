@@ -908,17 +908,21 @@ final class PtxCompiler {
                 c.iconst_1().ixor();
             }
             c.istore(TI2);
-            // Both results before either store: a destination may be source 2.
+            // Both results before either store, as a destination may be source 2; then the first
+            // destination before the second, which wins when they are one register.
             c.iload(TI).iload(TI2);
             combine(in.boolOp);
             if (d.length > 1) {
                 c.iload(TI).iconst_1().ixor().iload(TI2);
                 combine(in.boolOp);
+                c.swap().i2l();
+                store(d[0]);
                 c.i2l();
                 store(d[1]);
+            } else {
+                c.i2l();
+                store(d[0]);
             }
-            c.i2l();
-            store(d[0]);
         }
 
         private void combine(int op) {
