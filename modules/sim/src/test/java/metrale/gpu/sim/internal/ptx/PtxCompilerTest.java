@@ -165,6 +165,57 @@ class PtxCompilerTest {
         }
     }
 
+    /** Every block of the grid through {@link PtxLaunch.Block#run}, every thread a record of its own. */
+    static Outcome runWhole(PtxModule m, PtxFunction fn, byte[] params, int[] grid, int[] block, int dyn, HeapGlobal g) {
+        PtxLaunch l = new PtxLaunch(m, fn, "test::" + fn.name(), params, grid, block, dyn, g, 1000, 132, false);
+        String fault = null;
+        try {
+            for (int z = 0; z < grid[2]; z++) {
+                for (int y = 0; y < grid[1]; y++) {
+                    for (int x = 0; x < grid[0]; x++) {
+                        new PtxLaunch.Block(l, x, y, z).run();
+                    }
+                }
+            }
+        } catch (PtxFault f) {
+            fault = f.error().name() + ": " + f.getMessage();
+        }
+        return new Outcome(g.bytes, fault, l.timerNanos(), false);
+    }
+
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("entries")
+    void threadsRunOneAtATimeInOneRecordGiveWhatTheWholeBlockGives(String file, String entry, String path) {
+        PtxModule m = module(path);
+        PtxFunction fn = m.function(entry);
+        Random rnd = new Random(entry.hashCode() * 17L + file.hashCode());
+        for (int trial = 0; trial < 6; trial++) {
+            int[] block = {BLOCK_X[rnd.nextInt(BLOCK_X.length)], 1 + rnd.nextInt(2), 1 + rnd.nextInt(2)};
+            int[] grid = {1 + rnd.nextInt(3), 1 + rnd.nextInt(2), 1};
+            int dyn = 4 * block[0] * block[1] * block[2];
+            byte[] params = params(fn, rnd);
+            byte[] mem = new byte[MEM];
+            rnd.nextBytes(mem);
+            Outcome whole = runWhole(m, fn, params, grid, block, dyn, new HeapGlobal(BASE, mem.clone()));
+            Outcome each = run(m, fn, params, grid, block, dyn, new HeapGlobal(BASE, mem.clone()), true);
+            String what = entry + " grid " + Arrays.toString(grid) + " block " + Arrays.toString(block);
+            assertThat(each.fault()).as(what).isEqualTo(whole.fault());
+            assertThat(each.timer()).as(what).isEqualTo(whole.timer());
+            assertThat(each.memory()).as(what).isEqualTo(whole.memory());
+        }
+    }
+
+    @Test
+    void barriersSharedMemoryAndGenericAccessesMakeAFunctionRunAsAWholeBlock() {
+        PtxModule contract = module(FILES.get(0));
+        assertThat(PtxLaunch.independent(contract.function("axpy_f32"))).isTrue();
+        assertThat(PtxLaunch.independent(contract.function("spin"))).isTrue();
+        assertThat(PtxLaunch.independent(contract.function("block_sum_f32"))).isFalse();
+        // st.volatile.u32 [%rd1]: a generic address, which may lie in the shared window.
+        assertThat(PtxLaunch.independent(contract.function("store_illegal"))).isFalse();
+        assertThat(PtxLaunch.independent(PtxModule.parse(CALLS).function("calls"))).isFalse();
+    }
+
     @Test
     void axpyComputesFmaCompiled() {
         PtxModule m = module(FILES.get(0));
