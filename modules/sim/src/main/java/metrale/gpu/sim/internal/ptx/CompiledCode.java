@@ -15,4 +15,13 @@ interface CompiledCode {
 
     /** Runs {@code t} from its frame's pc, as {@link Interp#run} does. */
     void run(Thr t);
+
+    /**
+     * Runs {@code t} from pc 0 as a thread that just started, as {@link #run} does, except with
+     * what its register file holds beyond the special registers ignored (the registers start at
+     * zero) and left as it is at the exit: for a record reused thread after thread, whose register
+     * file no one reads after a thread exits ({@code PtxLaunch.Block#runEach}). A wait or a
+     * hand-over to the interpreter stores the registers as {@link #run} does.
+     */
+    void runFresh(Thr t);
 }

@@ -114,7 +114,6 @@ final class PtxCompiler {
     private static final ClassDesc CD_BLOCK = ClassDesc.of(PtxLaunch.class.getName() + "$Block");
     private static final ClassDesc CD_LAUNCH = ClassDesc.of(PtxLaunch.class.getName());
     private static final ClassDesc CD_INSN = ClassDesc.of(Insn.class.getName());
-    private static final ClassDesc CD_INSNS = CD_INSN.arrayType();
     private static final ClassDesc CD_ALU = ClassDesc.of(Alu.class.getName());
     private static final ClassDesc CD_INTERP = ClassDesc.of(Interp.class.getName());
     private static final ClassDesc CD_COMPILER = ClassDesc.of(PtxCompiler.class.getName());
@@ -149,22 +148,18 @@ final class PtxCompiler {
         byte[] bytes = cf.build(self, cb -> {
             cb.withFlags(ClassFile.ACC_FINAL | ClassFile.ACC_SYNTHETIC);
             cb.withInterfaceSymbols(CD_CODE);
-            cb.withField("CODE", CD_INSNS, ClassFile.ACC_PRIVATE | ClassFile.ACC_STATIC | ClassFile.ACC_FINAL);
-            cb.withMethodBody(ConstantDescs.CLASS_INIT_NAME, ConstantDescs.MTD_void, ClassFile.ACC_STATIC, c -> {
-                c.ldc(DynamicConstantDesc.ofNamed(ConstantDescs.BSM_CLASS_DATA, ConstantDescs.DEFAULT_NAME, CD_INSNS));
-                c.putstatic(self, "CODE", CD_INSNS);
-                c.return_();
-            });
             cb.withMethodBody(ConstantDescs.INIT_NAME, ConstantDescs.MTD_void, ClassFile.ACC_PUBLIC, c -> {
                 c.aload(0);
                 c.invokespecial(CD_Object, ConstantDescs.INIT_NAME, ConstantDescs.MTD_void);
                 c.return_();
             });
             cb.withMethodBody("run", RUN, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL,
-                    c -> new Emitter(fn, self, c).method());
+                    c -> new Emitter(fn, c, false).method());
+            cb.withMethodBody("runFresh", RUN, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL,
+                    c -> new Emitter(fn, c, true).method());
         });
         for (MethodModel m : cf.parse(bytes).methods()) {
-            if (m.methodName().equalsString("run")) {
+            if (m.methodName().equalsString("run") || m.methodName().equalsString("runFresh")) {
                 int length = m.findAttribute(Attributes.code()).map(CodeAttribute::codeLength).orElse(0);
                 if (length > MAX_BYTECODE) {
                     throw new Refusal("its method would be " + length + " bytes of bytecode, more than the JIT compiles ("
@@ -173,7 +168,7 @@ final class PtxCompiler {
             }
         }
         try {
-            MethodHandles.Lookup hidden = lookup.defineHiddenClassWithClassData(bytes, code, true);
+            MethodHandles.Lookup hidden = lookup.defineHiddenClassWithClassData(bytes, List.of(code), true);
             return (CompiledCode) hidden.findConstructor(hidden.lookupClass(),
                     java.lang.invoke.MethodType.methodType(void.class)).invoke();
         } catch (IllegalAccessException | NoSuchMethodException e) {
@@ -211,8 +206,9 @@ final class PtxCompiler {
 
         private final PtxFunction fn;
         private final Insn[] code;
-        private final ClassDesc self;
         private final CodeBuilder c;
+        /** Whether this is {@code runFresh}: zero registers in, no register file written at the exit. */
+        private final boolean fresh;
         private final BitSet used = new BitSet();
         private final BitSet written = new BitSet();
         private final BitSet leader = new BitSet();
@@ -221,11 +217,11 @@ final class PtxCompiler {
         private final Label bail;
         private final Label exit;
 
-        Emitter(PtxFunction fn, ClassDesc self, CodeBuilder c) {
+        Emitter(PtxFunction fn, CodeBuilder c, boolean fresh) {
             this.fn = fn;
             this.code = fn.code;
-            this.self = self;
             this.c = c;
+            this.fresh = fresh;
             this.at = new Label[code.length];
             this.bail = c.newLabel();
             this.exit = c.newLabel();
@@ -277,20 +273,28 @@ final class PtxCompiler {
             c.iconst_0().istore(TI);
             c.iconst_0().istore(TI2);
             for (int s = used.nextSetBit(0); s >= 0; s = used.nextSetBit(s + 1)) {
-                c.aload(R).loadConstant(s).laload().lstore(local(s));
+                if (fresh && s >= Special.COUNT) {
+                    c.lconst_0().lstore(local(s));
+                } else {
+                    c.aload(R).loadConstant(s).laload().lstore(local(s));
+                }
             }
             Label start = c.newBoundLabel();
-            Label unknown = c.newLabel();
-            int high = resume.length() - 1;
-            List<SwitchCase> cases = new ArrayList<>();
-            for (int p = 0; p <= high; p++) {
-                cases.add(SwitchCase.of(p, resume.get(p) ? at[p] : unknown));
+            if (fresh) {
+                c.goto_(at[0]);
+            } else {
+                Label unknown = c.newLabel();
+                int high = resume.length() - 1;
+                List<SwitchCase> cases = new ArrayList<>();
+                for (int p = 0; p <= high; p++) {
+                    cases.add(SwitchCase.of(p, resume.get(p) ? at[p] : unknown));
+                }
+                c.aload(FR).getfield(CD_FRAME, "pc", CD_int);
+                c.tableswitch(0, high, unknown, cases);
+                c.labelBinding(unknown);
+                c.aload(FR).getfield(CD_FRAME, "pc", CD_int).istore(PC);
+                c.goto_(bail);
             }
-            c.aload(FR).getfield(CD_FRAME, "pc", CD_int);
-            c.tableswitch(0, high, unknown, cases);
-            c.labelBinding(unknown);
-            c.aload(FR).getfield(CD_FRAME, "pc", CD_int).istore(PC);
-            c.goto_(bail);
             for (int s = 0; s < code.length; ) {
                 int e = leader.nextSetBit(s + 1);
                 if (e < 0) {
@@ -307,7 +311,9 @@ final class PtxCompiler {
             c.aload(T).invokestatic(CD_INTERP, "run", RUN);
             c.return_();
             c.labelBinding(exit);
-            spill();
+            if (!fresh) {
+                spill();
+            }
             c.aload(T).loadConstant(PtxLaunch.EXITED).putfield(CD_THR, "state", CD_int);
             c.aload(T).lload(STEPS).putfield(CD_THR, "steps", CD_long);
             c.return_();
@@ -366,7 +372,8 @@ final class PtxCompiler {
 
         /** Pushes the instruction object (for helpers that take it, and for {@code t.at}). */
         private void insnConst(int i) {
-            c.getstatic(self, "CODE", CD_INSNS).loadConstant(i).aaload();
+            // Element i of the class data, a constant the JIT folds.
+            c.ldc(DynamicConstantDesc.ofNamed(ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, CD_INSN, i));
         }
 
         private void setAt(int i) {

@@ -302,6 +302,12 @@ public final class PtxLaunch {
         /** Gives {@code t} (placed) a fresh start in register file {@code r}: registers, local memory. */
         private void start(Thr t, long[] r) {
             System.arraycopy(fresh, 0, r, 0, r.length);
+            specials(t, r);
+        }
+
+        /** Writes the special registers of {@code t} into {@code r}: the block's and the thread's own; gives it fresh local memory. */
+        private void specials(Thr t, long[] r) {
+            System.arraycopy(fresh, 0, r, 0, Special.COUNT);
             r[Special.TID_X] = t.tx;
             r[Special.TID_Y] = t.ty;
             r[Special.TID_Z] = t.tz;
@@ -338,12 +344,14 @@ public final class PtxLaunch {
                         t.steps = 0;
                         t.timer = 0;
                         t.at = null;
-                        start(t, r);
                         fr.pc = 0;
                         t.frame = fr;
                         if (c != null) {
-                            c.run(t);
+                            // Registers beyond the special ones start at zero in the compiled code.
+                            specials(t, r);
+                            c.runFresh(t);
                         } else {
+                            start(t, r);
                             Interp.run(t);
                         }
                         timer = Math.max(timer, t.timer);
