@@ -216,6 +216,151 @@ class PtxCompilerTest {
         assertThat(PtxLaunch.independent(PtxModule.parse(CALLS).function("calls"))).isFalse();
     }
 
+    /**
+     * What the repository's kernels do not use: global and shared atomics, shared memory across a
+     * barrier, warp operations, activemask, bar.red, local memory, generic addresses through cvta,
+     * the timers, and the bit and mixed-width operations.
+     */
+    static final String MIX = """
+            .version 9.0
+            .target sm_90
+            .address_size 64
+            .shared .align 4 .b8 sm[1024];
+            .visible .entry mix(.param .u64 mix_out)
+            {
+                .reg .pred %p<4>;
+                .reg .b32 %r<40>;
+                .reg .b64 %rd<16>;
+                .reg .f32 %f<6>;
+                .local .align 8 .b8 depot[32];
+                ld.param.u64 %rd1, [mix_out];
+                mov.u32 %r2, %tid.x;
+                mov.u32 %r1, %ntid.x;
+                mul.wide.u32 %rd2, %r2, 128;
+                add.s64 %rd3, %rd1, %rd2;
+                setp.lt.u32 %p1, %r2, 3;
+                atom.global.add.u32 %r3, [%rd1+8192], 1;
+                red.global.add.u32 [%rd1+8196], %r2;
+                atom.global.cas.b32 %r4, [%rd1+8200], %r2, 7;
+                atom.global.max.s32 %r5, [%rd1+8204], %r2;
+                atom.global.exch.b64 %rd4, [%rd1+8208], %rd3;
+                shl.b32 %r6, %r2, 2;
+                mov.u32 %r7, sm;
+                add.s32 %r8, %r7, %r6;
+                st.shared.u32 [%r8], %r2;
+                atom.shared.add.u32 %r9, [sm+512], %r2;
+                bar.sync 0;
+                add.s32 %r10, %r2, 1;
+                rem.u32 %r10, %r10, %r1;
+                shl.b32 %r10, %r10, 2;
+                add.s32 %r12, %r7, %r10;
+                ld.shared.u32 %r11, [%r12];
+                shfl.sync.bfly.b32 %r13, %r2, 1, 31, -1;
+                shfl.sync.down.b32 %r14|%p2, %r11, 2, 31, -1;
+                vote.sync.ballot.b32 %r15, %p1, -1;
+                vote.sync.any.pred %p3, !%p1, -1;
+                activemask.b32 %r16;
+                bar.red.popc.u32 %r17, 0, %p1;
+                st.local.u32 [depot], %r13;
+                ld.local.u32 %r18, [depot];
+                mov.u64 %rd5, depot;
+                cvta.local.u64 %rd6, %rd5;
+                st.u32 [%rd6+4], %r15;
+                ld.u32 %r19, [%rd6+4];
+                mov.u64 %rd7, sm;
+                cvta.shared.u64 %rd8, %rd7;
+                ld.u32 %r20, [%rd8+512];
+                bar.sync 0;
+                mov.u64 %rd9, %globaltimer;
+                nanosleep.u32 100;
+                mov.u64 %rd10, %globaltimer;
+                sub.s64 %rd10, %rd10, %rd9;
+                mov.u32 %r21, %clock;
+                prmt.b32 %r22, %r2, %r11, 0x3210;
+                bfe.u32 %r23, %r11, 1, 3;
+                bfi.b32 %r24, %r2, %r11, 4, 5;
+                shf.l.wrap.b32 %r25, %r2, %r11, %r2;
+                mov.f32 %f1, 0fBF800000;
+                cvt.rn.f32.u32 %f2, %r2;
+                copysign.f32 %f3, %f1, %f2;
+                testp.finite.f32 %p2, %f3;
+                selp.u32 %r26, 1, 0, %p2;
+                mul24.lo.s32 %r27, %r2, -3;
+                mad24.lo.u32 %r28, %r2, 5, %r11;
+                sad.u32 %r29, %r2, 9, %r11;
+                brev.b32 %r30, %r2;
+                mov.b64 %rd11, {%r2, %r11};
+                mov.b64 {%r31, %r32}, %rd11;
+                cnot.b32 %r33, %r2;
+                abs.s32 %r34, %r27;
+                neg.s32 %r35, %r2;
+                selp.u32 %r36, 1, 0, %p3;
+                @%p1 trap;
+                st.global.u32 [%rd3+0], %r3;
+                st.global.u32 [%rd3+4], %r4;
+                st.global.u32 [%rd3+8], %r5;
+                st.global.u32 [%rd3+12], %r9;
+                st.global.u32 [%rd3+16], %r11;
+                st.global.u32 [%rd3+20], %r13;
+                st.global.u32 [%rd3+24], %r14;
+                st.global.u32 [%rd3+28], %r15;
+                st.global.u32 [%rd3+32], %r16;
+                st.global.u32 [%rd3+36], %r17;
+                st.global.u32 [%rd3+40], %r18;
+                st.global.u32 [%rd3+44], %r19;
+                st.global.u32 [%rd3+48], %r20;
+                st.global.u32 [%rd3+52], %r21;
+                st.global.u32 [%rd3+56], %r22;
+                st.global.u32 [%rd3+60], %r23;
+                st.global.u32 [%rd3+64], %r24;
+                st.global.u32 [%rd3+68], %r25;
+                st.global.u32 [%rd3+72], %r26;
+                st.global.u32 [%rd3+76], %r27;
+                st.global.u32 [%rd3+80], %r28;
+                st.global.u32 [%rd3+84], %r29;
+                st.global.u32 [%rd3+88], %r30;
+                st.global.u32 [%rd3+92], %r31;
+                st.global.u32 [%rd3+96], %r32;
+                st.global.u32 [%rd3+100], %r33;
+                st.global.u32 [%rd3+104], %r34;
+                st.global.u32 [%rd3+108], %r35;
+                st.global.u32 [%rd3+112], %r36;
+                st.global.u64 [%rd3+120], %rd10;
+                ret;
+            }
+            """;
+
+    @Test
+    void atomicsSharedMemoryWarpOperationsLocalMemoryAndTimersGiveTheSameBothWays() {
+        PtxModule m = PtxModule.parse(MIX);
+        PtxFunction fn = m.function("mix");
+        assertThat(fn.unsupported()).isNull();
+        assertThat(PtxCompiler.refusal(fn)).isNull();
+        byte[] p = new byte[8];
+        PtxLaunch.put(p, 0, 8, BASE);
+        for (int threads : new int[] {1, 2, 5, 32, 40, 64}) {
+            Outcome a = run(m, fn, p, new int[] {2, 1, 1}, new int[] {threads, 1, 1}, 0, new HeapGlobal(BASE, new byte[8448]), false);
+            Outcome b = run(m, fn, p, new int[] {2, 1, 1}, new int[] {threads, 1, 1}, 0, new HeapGlobal(BASE, new byte[8448]), true);
+            assertThat(b.compiled()).isTrue();
+            assertThat(a.fault()).as("%d threads", threads).startsWith("LAUNCH_FAILED").contains("trap");
+            assertThat(b.fault()).as("%d threads", threads).isEqualTo(a.fault());
+            assertThat(b.memory()).as("%d threads", threads).isEqualTo(a.memory());
+        }
+        // Without the trap every thread stores its results; those must agree too.
+        PtxModule quiet = PtxModule.parse(MIX.replace("@%p1 trap;", ""));
+        PtxFunction q = quiet.function("mix");
+        for (int threads : new int[] {1, 5, 32, 40, 64}) {
+            Outcome a = run(quiet, q, p, new int[] {2, 1, 1}, new int[] {threads, 1, 1}, 0, new HeapGlobal(BASE, new byte[8448]), false);
+            Outcome b = run(quiet, q, p, new int[] {2, 1, 1}, new int[] {threads, 1, 1}, 0, new HeapGlobal(BASE, new byte[8448]), true);
+            assertThat(a.fault()).as("%d threads", threads).isNull();
+            assertThat(b.fault()).as("%d threads", threads).isNull();
+            assertThat(b.timer()).isEqualTo(a.timer()).isPositive();
+            assertThat(b.memory()).as("%d threads", threads).isEqualTo(a.memory());
+            // The block's atomic counter saw every thread of both blocks.
+            assertThat(PtxLaunch.get(b.memory(), 8192, 4)).isEqualTo(2L * threads);
+        }
+    }
+
     @Test
     void axpyComputesFmaCompiled() {
         PtxModule m = module(FILES.get(0));
