@@ -302,12 +302,11 @@ public final class PtxLaunch {
         /** Gives {@code t} (placed) a fresh start in register file {@code r}: registers, local memory. */
         private void start(Thr t, long[] r) {
             System.arraycopy(fresh, 0, r, 0, r.length);
-            specials(t, r);
+            threadSpecials(t, r);
         }
 
-        /** Writes the special registers of {@code t} into {@code r}: the block's and the thread's own; gives it fresh local memory. */
-        private void specials(Thr t, long[] r) {
-            System.arraycopy(fresh, 0, r, 0, Special.COUNT);
+        /** Writes the special registers of {@code t}'s own into {@code r} (not the block's); gives it fresh local memory. */
+        private void threadSpecials(Thr t, long[] r) {
             r[Special.TID_X] = t.tx;
             r[Special.TID_Y] = t.ty;
             r[Special.TID_Z] = t.tz;
@@ -334,6 +333,8 @@ public final class PtxLaunch {
             long[] r = new long[f.regCount];
             Frame fr = new Frame(f, r, l.params, 0, null, null);
             Thr t = new Thr(this, 0, 0, 0, 0);
+            // The block's special registers once; no instruction writes a special register.
+            System.arraycopy(fresh, 0, r, 0, r.length);
             long timer = 0;
             int i = 0;
             for (int tz = 0; tz < l.bz; tz++) {
@@ -348,7 +349,7 @@ public final class PtxLaunch {
                         t.frame = fr;
                         if (c != null) {
                             // Registers beyond the special ones start at zero in the compiled code.
-                            specials(t, r);
+                            threadSpecials(t, r);
                             c.runFresh(t);
                         } else {
                             start(t, r);
