@@ -433,6 +433,44 @@ class PtxCompilerTest {
     }
 
     @Test
+    void aFunctionTooLargeForTheJitRunsInterpretedWithTheRightResult() {
+        StringBuilder b = new StringBuilder("""
+                .version 9.0
+                .target sm_90
+                .address_size 64
+                .visible .entry big(.param .u64 big_out)
+                {
+                    .reg .b32 %r<3>;
+                    .reg .b64 %rd<3>;
+                    ld.param.u64 %rd1, [big_out];
+                    mov.u32 %r1, %tid.x;
+                """);
+        int adds = 2000;
+        for (int i = 0; i < adds; i++) {
+            b.append("    add.s32 %r1, %r1, 3;\n");
+        }
+        b.append("""
+                    mov.u32 %r2, %tid.x;
+                    mul.wide.u32 %rd2, %r2, 4;
+                    add.s64 %rd1, %rd1, %rd2;
+                    st.global.u32 [%rd1], %r1;
+                    ret;
+                }
+                """);
+        PtxModule m = PtxModule.parse(b.toString());
+        PtxFunction fn = m.function("big");
+        assertThat(PtxCompiler.refusal(fn)).contains("bytes of bytecode");
+        byte[] p = new byte[8];
+        PtxLaunch.put(p, 0, 8, BASE);
+        Outcome o = run(m, fn, p, new int[] {1, 1, 1}, new int[] {8, 1, 1}, 0, new HeapGlobal(BASE, new byte[32]), true);
+        assertThat(o.compiled()).isFalse();
+        assertThat(o.fault()).isNull();
+        for (int i = 0; i < 8; i++) {
+            assertThat(PtxLaunch.get(o.memory(), 4 * i, 4)).isEqualTo(i + 3L * adds);
+        }
+    }
+
+    @Test
     void anOutOfBoundsStoreFaultsWithTheSameErrorAndMessageBothWays() {
         PtxModule m = module(FILES.get(0));
         PtxFunction fn = m.function("write_past");
