@@ -36,6 +36,9 @@
  *     {@code shared} (default), the JVM's one simulated process, where a sticky fault poisons every
  *     simulator runtime of the process, open or opened later, as on a GPU; or {@code fresh}, a
  *     simulated process of the runtime's own, which is what tests use.</li>
+ * <li>{@code sim.ptx} ({@systemProperty metrale.sim.ptx}, {@code METRALE_SIM_PTX}): how the PTX
+ *     engine runs a kernel's own PTX: {@code compiled} (default, each kernel compiled once to JVM
+ *     bytecode) or {@code interpreted}; both give the same results.</li>
  * <li>{@code sim.twins}, an object option ({@code GpuBuilder.backendOption(String, Object)} only):
  *     a {@link metrale.gpu.sim.SimTwins} table the runtime looks twins up in before
  *     {@link metrale.gpu.sim.SimKernels}.</li>

@@ -136,6 +136,12 @@ public enum Setting {
             + "simulator's PTX engine), `verify` (a kernel with both runs both on the same memory and a launch whose "
             + "results differ fails naming the first differing byte) or `off` (twins are ignored: every kernel runs its "
             + "PTX). Given a `SimTwins` object instead, the same key is the runtime's own twin table."),
+    /** How the simulator runs a kernel's PTX: compiled to JVM bytecode, or interpreted. */
+    SIM_PTX("sim.ptx", "backendOption(\"sim.ptx\", ...)", "metrale.sim.ptx", "METRALE_SIM_PTX", "compiled",
+            Grammar.CHOICE, "`compiled`",
+            "Simulator: how the PTX engine runs a kernel's own PTX: `compiled` (each kernel compiled once to JVM "
+            + "bytecode, which the JIT runs; a kernel the compiler cannot take runs interpreted) or `interpreted` (the "
+            + "engine's interpreter). Both give the same results, faults and timings; only the speed differs."),
     /** The simulator's uninitialised-read detector. */
     SIM_INITCHECK("sim.initcheck", "backendOption(\"sim.initcheck\", ...)", "metrale.sim.initcheck", "METRALE_SIM_INITCHECK",
             "false", Grammar.BOOLEAN, "`false`",

@@ -54,6 +54,19 @@ public final class SimOptions {
     public static final String TWINS_OFF = "off";
 
     /**
+     * How the simulator's PTX engine runs a kernel's own PTX: {@value #PTX_COMPILED} (the default)
+     * or {@value #PTX_INTERPRETED}. Both give the same results, faults and timings.
+     */
+    public static final String PTX = "sim.ptx";
+    /**
+     * Value of {@link #PTX}: each kernel is compiled once to JVM bytecode, which the JIT runs; a
+     * kernel the compiler cannot take runs interpreted. The default.
+     */
+    public static final String PTX_COMPILED = "compiled";
+    /** Value of {@link #PTX}: every kernel runs on the engine's interpreter. */
+    public static final String PTX_INTERPRETED = "interpreted";
+
+    /**
      * How the blocks of a grid run: {@code ordered} (default), {@code shuffled} or {@code parallel}
      * (see {@link SimBlockOrder}).
      */

@@ -20,11 +20,14 @@ final class PtxKernel implements SimKernel {
     final PtxModule module;
     final PtxFunction fn;
     final String name;
+    /** Whether the kernel runs compiled to JVM bytecode ({@code sim.ptx=compiled}) or interpreted. */
+    final boolean compiled;
 
-    PtxKernel(PtxModule module, PtxFunction fn, String name) {
+    PtxKernel(PtxModule module, PtxFunction fn, String name, boolean compiled) {
         this.module = module;
         this.fn = fn;
         this.name = name;
+        this.compiled = compiled;
     }
 
     @Override
@@ -36,7 +39,7 @@ final class PtxKernel implements SimKernel {
         Dim3 b = k.block();
         PtxLaunch run = new PtxLaunch(module, fn, name, paramArea(k), new int[] {g.x(), g.y(), g.z()},
                 new int[] {b.x(), b.y(), b.z()}, k.sharedMemBytes(), new SimGlobal(e, name), e.now,
-                metrale.gpu.sim.SimOptions.DEFAULT_SMS);
+                metrale.gpu.sim.SimOptions.DEFAULT_SMS, compiled);
         try {
             l.forEachBlockIndex(run::runBlock);
         } catch (PtxFault f) {

@@ -145,7 +145,7 @@ public final class SimDevice implements Driver {
     SimDevice(DriverConfig config, SimProcess in) {
         SimSettings o = SimSettings.parse(Objects.requireNonNull(config, "config"), in);
         this.process = o.process();
-        this.modules = new SimModules(o.twins(), o.twinMode());
+        this.modules = new SimModules(o.twins(), o.twinMode(), o.ptxCompiled());
         this.ordinal = o.ordinal();
         this.smCount = o.sms();
         this.memory = new DeviceMemory(o.capacity(), o.fill());

@@ -15,8 +15,8 @@ import metrale.gpu.sim.internal.ptx.PtxFault;
  * allocations (and enabled peers'), as a twin's views are, so a stray address is
  * {@code ILLEGAL_ADDRESS} naming the thread, the PTX line, the address and the nearest allocation
  * with its site; reads and writes of the device's own memory go to the initcheck when it is on.
- * Safe for blocks running on several threads at once: the one-entry allocation cache is a single
- * reference, and atomics are compare-and-set loops.
+ * Safe for blocks running on several threads at once: the cache of recently hit allocations holds
+ * immutable entries, written only on a miss, and atomics are compare-and-set loops.
  */
 final class SimGlobal implements GlobalMemory {
 
@@ -29,11 +29,19 @@ final class SimGlobal implements GlobalMemory {
     private final Engine engine;
     private final DeviceMemory memory;
     private final String kernel;
-    /** The allocation the last access hit; one reference, so racing blocks see a whole one. */
-    private volatile Alloc last;
-    /** Whether {@link #last} is this device's own memory (peers' is not tracked by the initcheck). */
-    private volatile boolean lastOwn;
+    /**
+     * Allocations recent accesses hit (a kernel reads and writes a few buffers in turn), each with
+     * whether it is this device's own memory (peers' is not tracked by the initcheck). Racing
+     * blocks may overwrite each other's entries; an entry is one immutable reference, so a reader
+     * sees a whole one.
+     */
+    private final Hit[] recent = new Hit[RECENT];
+    private static final int RECENT = 4;
+    private int next;
     private final ConcurrentHashMap<String, String> accesses = new ConcurrentHashMap<>();
+
+    private record Hit(Alloc alloc, boolean own) {
+    }
 
     SimGlobal(Engine engine, String kernel) {
         this.engine = engine;
@@ -41,15 +49,18 @@ final class SimGlobal implements GlobalMemory {
         this.kernel = kernel;
     }
 
-    private Alloc resolve(long addr, int bytes, Site at, String what) {
-        Alloc a = last;
-        if (a != null) {
+    private Hit resolve(long addr, int bytes, Site at, String what) {
+        for (Hit h : recent) {
+            if (h == null) {
+                break;
+            }
+            Alloc a = h.alloc;
             long off = addr - a.base;
             if (off >= 0 && off <= a.size - bytes && !a.freed) {
-                return a;
+                return h;
             }
         }
-        a = memory.find(addr);
+        Alloc a = memory.find(addr);
         boolean own = true;
         if (a == null) {
             a = engine.peerFind(addr);
@@ -61,9 +72,11 @@ final class SimGlobal implements GlobalMemory {
                     + (other != null ? "0x" + Long.toHexString(addr) + " points into memory this context may not address: " + other
                     : memory.explain(addr, bytes)));
         }
-        lastOwn = own;
-        last = a;
-        return a;
+        Hit h = new Hit(a, own);
+        int i = next;
+        recent[i] = h;
+        next = (i + 1) % RECENT;
+        return h;
     }
 
     private String access(Site at) {
@@ -73,9 +86,10 @@ final class SimGlobal implements GlobalMemory {
 
     @Override
     public long load(long addr, int bytes, Site at) {
-        Alloc a = resolve(addr, bytes, at, "a load from");
+        Hit h = resolve(addr, bytes, at, "a load from");
+        Alloc a = h.alloc;
         long off = addr - a.base;
-        if (memory.init != null && a == last && lastOwn) {
+        if (memory.init != null && h.own) {
             memory.init.read(access(at), a, off, bytes);
         }
         MemorySegment s = a.segment;
@@ -89,7 +103,8 @@ final class SimGlobal implements GlobalMemory {
 
     @Override
     public void store(long addr, int bytes, long bits, Site at) {
-        Alloc a = resolve(addr, bytes, at, "a store to");
+        Hit h = resolve(addr, bytes, at, "a store to");
+        Alloc a = h.alloc;
         long off = addr - a.base;
         MemorySegment s = a.segment;
         switch (bytes) {
@@ -98,7 +113,7 @@ final class SimGlobal implements GlobalMemory {
             case 4 -> s.set(I32, off, (int) bits);
             default -> s.set(I64, off, bits);
         }
-        if (memory.init != null && a == last && lastOwn) {
+        if (memory.init != null && h.own) {
             memory.init.wrote(a, off, bytes);
         }
     }
@@ -106,9 +121,10 @@ final class SimGlobal implements GlobalMemory {
     @Override
     public long atomic(int op, int type, long addr, long b, long c, Site at) {
         int bytes = Alu.bytes(type);
-        Alloc a = resolve(addr, bytes, at, "an atomic on");
+        Hit h = resolve(addr, bytes, at, "an atomic on");
+        Alloc a = h.alloc;
         long off = addr - a.base;
-        if (memory.init != null && a == last && lastOwn) {
+        if (memory.init != null && h.own) {
             memory.init.read(access(at), a, off, bytes);
             memory.init.wrote(a, off, bytes);
         }

@@ -31,12 +31,15 @@ final class SimModules {
     private final SimTwins twins;
     /** Whether twins run, or the PTX, or both to compare ({@code sim.twins}). */
     private final metrale.gpu.sim.SimTwinMode mode;
+    /** Whether the PTX engine runs kernels compiled to JVM bytecode ({@code sim.ptx=compiled}) or interpreted. */
+    private final boolean ptxCompiled;
     private final Map<Long, SimModule> modules = new HashMap<>();
     private final Map<Long, SimFunction> functions = new HashMap<>();
 
-    SimModules(SimTwins twins, metrale.gpu.sim.SimTwinMode mode) {
+    SimModules(SimTwins twins, metrale.gpu.sim.SimTwinMode mode, boolean ptxCompiled) {
         this.twins = twins;
         this.mode = mode;
+        this.ptxCompiled = ptxCompiled;
     }
 
     /** {@code cuModuleLoadData}: {@return the module's handle} */
@@ -176,7 +179,7 @@ final class SimModules {
         metrale.gpu.sim.internal.ptx.PtxFunction pf = m.ptx == null ? null : m.ptx.function(func);
         PtxKernel ptx = null;
         if (pf != null && pf.isEntry() && pf.unsupported() == null) {
-            ptx = m.ptxKernels.computeIfAbsent(func, n -> new PtxKernel(m.ptx, pf, m.name + "::" + n));
+            ptx = m.ptxKernels.computeIfAbsent(func, n -> new PtxKernel(m.ptx, pf, m.name + "::" + n, ptxCompiled));
         }
         if (twin != null && ptx != null && mode == metrale.gpu.sim.SimTwinMode.VERIFY) {
             return new VerifyingKernel(twin, ptx);

@@ -35,6 +35,8 @@ import metrale.gpu.spi.DriverConfig;
  *     {@link metrale.gpu.sim.SimKernels}.</li>
  * <li>{@code sim.twins} (a string): {@code prefer} (default: a registered twin, else the kernel's
  *     PTX), {@code verify} (both, compared) or {@code off} (the PTX only).</li>
+ * <li>{@code sim.ptx}: {@code compiled} (default: each kernel's PTX compiled once to JVM bytecode)
+ *     or {@code interpreted}, how the PTX engine runs a kernel.</li>
  * </ul>
  *
  * @param capacity   device memory in bytes, positive
@@ -48,13 +50,16 @@ import metrale.gpu.spi.DriverConfig;
  * @param seed       the schedule's seed
  * @param blockOrder how a grid's blocks run
  * @param twinMode   what runs a kernel: its twin, its PTX, or both compared
+ * @param ptxCompiled whether the PTX engine runs kernels compiled to JVM bytecode, not interpreted
  */
 record SimSettings(long capacity, int sms, byte fill, SimProcess process, SimTwins twins, int devices, int ordinal,
-                   boolean initCheck, long seed, SimBlockOrder blockOrder, metrale.gpu.sim.SimTwinMode twinMode) {
+                   boolean initCheck, long seed, SimBlockOrder blockOrder, metrale.gpu.sim.SimTwinMode twinMode,
+                   boolean ptxCompiled) {
 
     private static final List<String> BLOCK_WORDS = List.of("ordered", "shuffled", "parallel");
     private static final List<String> TWIN_WORDS = List.of(SimOptions.TWINS_PREFER, SimOptions.TWINS_VERIFY,
             SimOptions.TWINS_OFF);
+    private static final List<String> PTX_WORDS = List.of(SimOptions.PTX_COMPILED, SimOptions.PTX_INTERPRETED);
 
 
     /**
@@ -110,8 +115,10 @@ record SimSettings(long capacity, int sms, byte fill, SimProcess process, SimTwi
             case SimOptions.TWINS_OFF -> metrale.gpu.sim.SimTwinMode.OFF;
             default -> metrale.gpu.sim.SimTwinMode.PREFER;
         };
+        boolean ptxCompiled = config.getChoice(Setting.SIM_PTX.key(), SimOptions.PTX_COMPILED, PTX_WORDS)
+                .equals(SimOptions.PTX_COMPILED);
         return new SimSettings(capacity, (int) sms, (byte) fill, process, twins, devices, (int) ordinal, initCheck, seed,
-                blocks, twinMode);
+                blocks, twinMode, ptxCompiled);
     }
 
     /**

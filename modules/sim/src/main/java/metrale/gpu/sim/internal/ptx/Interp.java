@@ -76,13 +76,7 @@ final class Interp {
                     case Insn.SHF -> r[d[0]] = Alu.shf(in.mode == 1, in.sat, v(r, in, 0), v(r, in, 1), v(r, in, 2));
                     case Insn.MUL24 -> r[d[0]] = mul24(in, v(r, in, 0), v(r, in, 1));
                     case Insn.MAD24 -> r[d[0]] = mul24(in, v(r, in, 0), v(r, in, 1)) + v(r, in, 2);
-                    case Insn.SAD -> {
-                        long x = Alu.norm(in.type, v(r, in, 0));
-                        long y = Alu.norm(in.type, v(r, in, 1));
-                        boolean u = Insn.cls(in.type) != Insn.S;
-                        long diff = (u ? Long.compareUnsigned(x, y) < 0 : x < y) ? y - x : x - y;
-                        r[d[0]] = diff + v(r, in, 2);
-                    }
+                    case Insn.SAD -> r[d[0]] = sad(in.type, v(r, in, 0), v(r, in, 1), v(r, in, 2));
                     case Insn.SETP -> {
                         boolean c = Alu.compare(in.mode, in.type, in.ftz, v(r, in, 0), v(r, in, 1));
                         if (in.boolOp == Insn.BOOL_NONE) {
@@ -245,8 +239,22 @@ final class Interp {
                 }
             }
         } catch (ArithmeticException | IndexOutOfBoundsException e) {
-            throw b.fault(CudaError.LAUNCH_FAILED, t, "the engine failed: " + e);
+            throw failed(t, e);
         }
+    }
+
+    /** {@return the fault of a thread whose instruction threw {@code e} inside the engine} */
+    static PtxFault failed(Thr t, RuntimeException e) {
+        return t.block.fault(CudaError.LAUNCH_FAILED, t, "the engine failed: " + e);
+    }
+
+    /** {@code sad}: {@code |a - b| + c}, the difference taken in {@code type}. */
+    static long sad(int type, long a, long b, long c) {
+        long x = Alu.norm(type, a);
+        long y = Alu.norm(type, b);
+        boolean u = Insn.cls(type) != Insn.S;
+        long diff = (u ? Long.compareUnsigned(x, y) < 0 : x < y) ? y - x : x - y;
+        return diff + c;
     }
 
     private static boolean combine(int op, boolean a, boolean b) {
@@ -257,7 +265,7 @@ final class Interp {
         };
     }
 
-    private static long mul24(Insn in, long a, long b) {
+    static long mul24(Insn in, long a, long b) {
         boolean s = Insn.cls(in.type) == Insn.S;
         long x = s ? (a << 40) >> 40 : a & 0xffffff;
         long y = s ? (b << 40) >> 40 : b & 0xffffff;
@@ -265,7 +273,7 @@ final class Interp {
         return in.mode == Insn.HI ? p >> 16 : p;
     }
 
-    private static long cvta(Insn in, long a, Thr t) {
+    static long cvta(Insn in, long a, Thr t) {
         long win = switch (in.space) {
             case Insn.SHARED -> PtxLaunch.SHARED_WINDOW;
             case Insn.LOCAL -> PtxLaunch.LOCAL_WINDOW;
@@ -274,7 +282,7 @@ final class Interp {
         return in.mode == 1 ? a - win : a + win;
     }
 
-    private static long activeMask(Block b, Thr t) {
+    static long activeMask(Block b, Thr t) {
         long m = 0;
         for (int lane = 0; lane < 32; lane++) {
             int i = t.warp * 32 + lane;
@@ -287,7 +295,7 @@ final class Interp {
 
     // ---- memory --------------------------------------------------------------------------------
 
-    private static int spaceOf(Insn in, long addr) {
+    static int spaceOf(Insn in, long addr) {
         if (in.asym >= 0) {
             return in.asym;
         }
@@ -303,22 +311,18 @@ final class Interp {
         return Insn.GLOBAL;
     }
 
-    private static void aligned(Thr t, long addr, int access, String space) {
+    static void aligned(Thr t, long addr, int access, String space) {
         if ((addr & (access - 1)) != 0) {
             throw t.block.fault(CudaError.MISALIGNED_ADDRESS, t, space + " address 0x" + Long.toHexString(addr)
                     + " is not aligned to the access's " + access + " bytes");
         }
     }
 
-    private static long load(Thr t, Frame fr, Insn in, long addr, int bytes, int access) {
+    static long load(Thr t, Frame fr, Insn in, long addr, int bytes, int access) {
         int sp = spaceOf(in, addr);
         switch (sp) {
             case Insn.PARAM -> {
-                if (addr < 0 || addr + bytes > fr.param.length) {
-                    throw t.block.fault(CudaError.ILLEGAL_ADDRESS, t, "parameter offset " + addr + " (+" + bytes
-                            + ") is outside the " + fr.param.length + "-byte parameter area");
-                }
-                return PtxLaunch.get(fr.param, (int) addr, bytes);
+                return loadParam(t, fr, addr, bytes);
             }
             case Insn.SHARED, -Insn.SHARED -> {
                 long off = sp < 0 ? addr - PtxLaunch.SHARED_WINDOW : addr;
@@ -330,13 +334,33 @@ final class Interp {
                 return PtxLaunch.get(t.local, (int) off, bytes);
             }
             default -> {
-                aligned(t, addr, access, "global");
-                return t.block.l.global.load(addr, bytes, t);
+                return loadGlobal(t, addr, bytes, access);
             }
         }
     }
 
-    private static void store(Thr t, Frame fr, Insn in, long addr, int bytes, int access, long v) {
+    /** A load from the frame's parameter area. */
+    static long loadParam(Thr t, Frame fr, long addr, int bytes) {
+        if (addr < 0 || addr + bytes > fr.param.length) {
+            throw t.block.fault(CudaError.ILLEGAL_ADDRESS, t, "parameter offset " + addr + " (+" + bytes
+                    + ") is outside the " + fr.param.length + "-byte parameter area");
+        }
+        return PtxLaunch.get(fr.param, (int) addr, bytes);
+    }
+
+    /** A load from global memory: {@code access} is the whole (vector) access's bytes, its alignment. */
+    static long loadGlobal(Thr t, long addr, int bytes, int access) {
+        aligned(t, addr, access, "global");
+        return t.block.l.global.load(addr, bytes, t);
+    }
+
+    /** A store to global memory, aligned as {@link #loadGlobal}. */
+    static void storeGlobal(Thr t, long addr, int bytes, int access, long v) {
+        aligned(t, addr, access, "global");
+        t.block.l.global.store(addr, bytes, v, t);
+    }
+
+    static void store(Thr t, Frame fr, Insn in, long addr, int bytes, int access, long v) {
         int sp = spaceOf(in, addr);
         switch (sp) {
             case Insn.PARAM -> {
@@ -358,21 +382,18 @@ final class Interp {
                 checkLocal(t, off, bytes);
                 PtxLaunch.put(t.local, (int) off, bytes, v);
             }
-            default -> {
-                aligned(t, addr, access, "global");
-                t.block.l.global.store(addr, bytes, v, t);
-            }
+            default -> storeGlobal(t, addr, bytes, access, v);
         }
     }
 
-    private static void checkLocal(Thr t, long off, int bytes) {
+    static void checkLocal(Thr t, long off, int bytes) {
         if (t.local == null || off < 0 || off + bytes > t.local.length) {
             throw t.block.fault(CudaError.ILLEGAL_ADDRESS, t, "local address " + off + " (+" + bytes
                     + " bytes) lies outside the thread's " + (t.local == null ? 0 : t.local.length) + " bytes of local memory");
         }
     }
 
-    private static long atomic(Thr t, Insn in, long addr, long b, long c) {
+    static long atomic(Thr t, Insn in, long addr, long b, long c) {
         int bytes = Insn.bits(in.type) / 8;
         int sp = spaceOf(in, addr);
         if (sp == Insn.SHARED || sp == -Insn.SHARED) {

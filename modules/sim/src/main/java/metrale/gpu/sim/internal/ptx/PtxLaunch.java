@@ -62,6 +62,10 @@ public final class PtxLaunch {
     final GlobalMemory global;
     final long startNanos;
     final int sms;
+    /** The entry's compiled code, or {@code null}: its threads run on the interpreter. */
+    final CompiledCode code;
+    /** Whether each thread of a block runs on its own ({@link #independent(PtxFunction)}). */
+    final boolean independent;
     private final AtomicLong maxTimer = new AtomicLong();
 
     /**
@@ -78,6 +82,28 @@ public final class PtxLaunch {
      */
     public PtxLaunch(PtxModule module, PtxFunction fn, String kernel, byte[] params, int[] grid, int[] block,
                      int dynamicShared, GlobalMemory global, long startNanos, int sms) {
+        this(module, fn, kernel, params, grid, block, dynamicShared, global, startNanos, sms, true);
+    }
+
+    /**
+     * A launch that runs the entry compiled to JVM bytecode ({@link PtxCompiler}) when
+     * {@code compiled} is true and the entry compiles, else on the interpreter; both give the
+     * same results, faults and timings.
+     *
+     * @param module        the kernel's module
+     * @param fn            the {@code .entry}
+     * @param kernel        the kernel's name for messages ({@code module::func})
+     * @param params        the argument area, laid out as {@link PtxFunction#paramOffsets()} says
+     * @param grid          grid dimensions x, y, z
+     * @param block         block dimensions x, y, z
+     * @param dynamicShared the launch's dynamic shared memory in bytes
+     * @param global        device memory
+     * @param startNanos    the virtual time the launch starts at
+     * @param sms           the SM count the device reports ({@code %nsmid})
+     * @param compiled      whether to run the compiled code ({@code sim.ptx=compiled}) or interpret
+     */
+    public PtxLaunch(PtxModule module, PtxFunction fn, String kernel, byte[] params, int[] grid, int[] block,
+                     int dynamicShared, GlobalMemory global, long startNanos, int sms, boolean compiled) {
         this.module = module;
         this.fn = fn;
         this.kernel = kernel;
@@ -93,6 +119,39 @@ public final class PtxLaunch {
         this.global = global;
         this.startNanos = startNanos;
         this.sms = Math.max(1, sms);
+        this.code = compiled ? PtxCompiler.codeFor(fn) : null;
+        this.independent = independent(fn);
+    }
+
+    /**
+     * {@return whether no thread of {@code fn} can see another of its block} No barrier, warp
+     * operation, {@code activemask} or call, and every access in a state space other than shared
+     * (a generic one might reach shared memory). Its threads then run one after the other, each
+     * to its end, which is what {@link Block#run} does with them too; so they can share one
+     * thread record and register file, reset between them.
+     */
+    static boolean independent(PtxFunction fn) {
+        for (Insn in : fn.code) {
+            switch (in.op) {
+                case Insn.BAR, Insn.BARRED, Insn.SHFL, Insn.VOTE, Insn.WARPSYNC, Insn.REDUX, Insn.ACTIVEMASK, Insn.CALL -> {
+                    return false;
+                }
+                case Insn.LD, Insn.ST, Insn.ATOM, Insn.RED -> {
+                    int sp = in.asym >= 0 ? in.asym : in.space;
+                    if (sp == Insn.GENERIC || sp == Insn.SHARED) {
+                        return false;
+                    }
+                }
+                default -> {
+                }
+            }
+        }
+        return true;
+    }
+
+    /** {@return whether this launch's threads run compiled code rather than the interpreter} */
+    public boolean runsCompiled() {
+        return code != null;
     }
 
     /** {@return the longest virtual time a thread's {@code %globaltimer} moved, in nanoseconds} */
@@ -106,7 +165,11 @@ public final class PtxLaunch {
      * @throws PtxFault what the block did wrong
      */
     public void runBlock(int x, int y, int z) {
-        new Block(this, x, y, z).run();
+        if (independent) {
+            new Block(this, x, y, z, false).runEach();
+        } else {
+            new Block(this, x, y, z).run();
+        }
     }
 
     // ---- state ---------------------------------------------------------------------------------
@@ -136,9 +199,10 @@ public final class PtxLaunch {
     /** One thread of a block. */
     static final class Thr implements GlobalMemory.Site {
         final Block block;
-        final int idx;
-        final int tx, ty, tz;
-        final int lane, warp;
+        /** Which thread of the block: fixed, except for the one record of {@link Block#runEach}. */
+        int idx;
+        int tx, ty, tz;
+        int lane, warp;
         Frame frame;
         int state;
         long steps;
@@ -150,6 +214,10 @@ public final class PtxLaunch {
 
         Thr(Block block, int idx, int tx, int ty, int tz) {
             this.block = block;
+            place(idx, tx, ty, tz);
+        }
+
+        void place(int idx, int tx, int ty, int tz) {
             this.idx = idx;
             this.tx = tx;
             this.ty = ty;
@@ -183,66 +251,132 @@ public final class PtxLaunch {
         int epoch = 1;
         final int[] warpEpoch;
 
+        /** A fresh register file: the block's special registers, the rest zero. */
+        private final long[] fresh;
+
         Block(PtxLaunch l, int x, int y, int z) {
+            this(l, x, y, z, true);
+        }
+
+        /**
+         * @param all whether to make every thread's record and its shared memory now; without,
+         *            the block is for {@link #runEach} alone
+         */
+        Block(PtxLaunch l, int x, int y, int z, boolean all) {
             this.l = l;
             this.x = x;
             this.y = y;
             this.z = z;
             int n = l.bx * l.by * l.bz;
-            threads = new Thr[n];
-            this.shared = new byte[l.sharedBytes];
-            this.race = l.sharedBytes > 0 ? new Race((l.sharedBytes + 3) / 4) : null;
+            PtxFunction f = l.fn;
+            fresh = new long[f.regCount];
+            fresh[Special.NTID_X] = l.bx;
+            fresh[Special.NTID_Y] = l.by;
+            fresh[Special.NTID_Z] = l.bz;
+            fresh[Special.CTAID_X] = x;
+            fresh[Special.CTAID_Y] = y;
+            fresh[Special.CTAID_Z] = z;
+            fresh[Special.NCTAID_X] = l.gx;
+            fresh[Special.NCTAID_Y] = l.gy;
+            fresh[Special.NCTAID_Z] = l.gz;
+            fresh[Special.NWARPID] = (n + 31) / 32;
+            fresh[Special.SMID] = (int) (((long) z * l.gy * l.gx + (long) y * l.gx + x) % l.sms);
+            fresh[Special.NSMID] = l.sms;
+            fresh[Special.GRIDID] = 1;
+            fresh[Special.DYN_SMEM] = l.dynamicShared;
+            fresh[Special.TOTAL_SMEM] = l.sharedBytes;
+            threads = new Thr[all ? n : 0];
+            this.shared = new byte[all ? l.sharedBytes : 0];
+            this.race = all && l.sharedBytes > 0 ? new Race((l.sharedBytes + 3) / 4) : null;
             this.warpEpoch = new int[(n + 31) / 32];
             Arrays.fill(warpEpoch, 1);
-            PtxFunction f = l.fn;
             // The slots an entry's call sequences declare follow the arguments in its parameter area:
             // each thread writes its own, so a thread with calls gets its own copy of the area.
             boolean calls = f.paramBytes > f.argBytes();
-            for (int i = 0; i < n; i++) {
-                int tx = i % l.bx;
-                int ty = (i / l.bx) % l.by;
-                int tz = i / (l.bx * l.by);
-                Thr t = new Thr(this, i, tx, ty, tz);
+            for (int i = 0; all && i < n; i++) {
+                Thr t = new Thr(this, i, i % l.bx, (i / l.bx) % l.by, i / (l.bx * l.by));
                 long[] r = new long[f.regCount];
-                r[Special.TID_X] = tx;
-                r[Special.TID_Y] = ty;
-                r[Special.TID_Z] = tz;
-                r[Special.NTID_X] = l.bx;
-                r[Special.NTID_Y] = l.by;
-                r[Special.NTID_Z] = l.bz;
-                r[Special.CTAID_X] = x;
-                r[Special.CTAID_Y] = y;
-                r[Special.CTAID_Z] = z;
-                r[Special.NCTAID_X] = l.gx;
-                r[Special.NCTAID_Y] = l.gy;
-                r[Special.NCTAID_Z] = l.gz;
-                r[Special.LANEID] = t.lane;
-                r[Special.WARPID] = t.warp;
-                r[Special.NWARPID] = (n + 31) / 32;
-                r[Special.SMID] = (int) (((long) z * l.gy * l.gx + (long) y * l.gx + x) % l.sms);
-                r[Special.NSMID] = l.sms;
-                r[Special.GRIDID] = 1;
-                r[Special.LANEMASK_EQ] = 1L << t.lane;
-                r[Special.LANEMASK_LE] = (1L << (t.lane + 1)) - 1 & 0xffffffffL;
-                r[Special.LANEMASK_LT] = (1L << t.lane) - 1;
-                r[Special.LANEMASK_GE] = ~((1L << t.lane) - 1) & 0xffffffffL;
-                r[Special.LANEMASK_GT] = ~((1L << (t.lane + 1)) - 1) & 0xffffffffL;
-                r[Special.DYN_SMEM] = l.dynamicShared;
-                r[Special.TOTAL_SMEM] = l.sharedBytes;
+                start(t, r);
                 t.frame = new Frame(f, r, calls ? Arrays.copyOf(l.params, Math.max(l.params.length, f.paramBytes)) : l.params,
                         0, null, null);
-                if (f.localBytes > 0) {
-                    t.local = new byte[f.localBytes];
-                }
                 threads[i] = t;
             }
         }
 
+        /** Gives {@code t} (placed) a fresh start in register file {@code r}: registers, local memory. */
+        private void start(Thr t, long[] r) {
+            System.arraycopy(fresh, 0, r, 0, r.length);
+            threadSpecials(t, r);
+        }
+
+        /** Writes the special registers of {@code t}'s own into {@code r} (not the block's); gives it fresh local memory. */
+        private void threadSpecials(Thr t, long[] r) {
+            r[Special.TID_X] = t.tx;
+            r[Special.TID_Y] = t.ty;
+            r[Special.TID_Z] = t.tz;
+            r[Special.LANEID] = t.lane;
+            r[Special.WARPID] = t.warp;
+            r[Special.LANEMASK_EQ] = 1L << t.lane;
+            r[Special.LANEMASK_LE] = (1L << (t.lane + 1)) - 1 & 0xffffffffL;
+            r[Special.LANEMASK_LT] = (1L << t.lane) - 1;
+            r[Special.LANEMASK_GE] = ~((1L << t.lane) - 1) & 0xffffffffL;
+            r[Special.LANEMASK_GT] = ~((1L << (t.lane + 1)) - 1) & 0xffffffffL;
+            if (l.fn.localBytes > 0) {
+                t.local = new byte[l.fn.localBytes];
+            }
+        }
+
+        /**
+         * Runs the block's threads one after the other, each to its end, in one reused thread
+         * record: for a function whose threads are {@linkplain PtxLaunch#independent independent},
+         * the same runs, results, faults and timers as {@link #run}.
+         */
+        void runEach() {
+            CompiledCode c = l.code;
+            PtxFunction f = l.fn;
+            long[] r = new long[f.regCount];
+            Frame fr = new Frame(f, r, l.params, 0, null, null);
+            Thr t = new Thr(this, 0, 0, 0, 0);
+            // The block's special registers once; no instruction writes a special register.
+            System.arraycopy(fresh, 0, r, 0, r.length);
+            long timer = 0;
+            int i = 0;
+            for (int tz = 0; tz < l.bz; tz++) {
+                for (int ty = 0; ty < l.by; ty++) {
+                    for (int tx = 0; tx < l.bx; tx++, i++) {
+                        t.place(i, tx, ty, tz);
+                        t.state = RUNNABLE;
+                        t.steps = 0;
+                        t.timer = 0;
+                        t.at = null;
+                        fr.pc = 0;
+                        t.frame = fr;
+                        if (c != null) {
+                            // Registers beyond the special ones start at zero in the compiled code.
+                            threadSpecials(t, r);
+                            c.runFresh(t);
+                        } else {
+                            start(t, r);
+                            Interp.run(t);
+                        }
+                        timer = Math.max(timer, t.timer);
+                    }
+                }
+            }
+            l.maxTimer.accumulateAndGet(timer, Math::max);
+        }
+
         void run() {
+            CompiledCode c = l.code;
             while (true) {
                 for (Thr t : threads) {
                     if (t.state == RUNNABLE) {
-                        Interp.run(t);
+                        // Compiled code runs the entry's own frame; it has no calls.
+                        if (c != null && t.frame.parent == null) {
+                            c.run(t);
+                        } else {
+                            Interp.run(t);
+                        }
                     }
                 }
                 if (resolveWarps()) {
