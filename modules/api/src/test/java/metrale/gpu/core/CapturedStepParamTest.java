@@ -406,6 +406,47 @@ class CapturedStepParamTest {
     }
 
     /**
+     * Before its first run a step claims a parameter it is set: another step's set is then refused,
+     * and a set refused for its value claims nothing, so the parameter stays free for another step.
+     */
+    @Test
+    void aSetBeforeTheFirstRunClaimsTheParameterOnlyWhenItTakes() {
+        StepParam<byte[]> b = StepParam.bytes("b", new byte[4]);
+        StepParam<Integer> v = StepParam.i32("v", 1);
+        DevicePtr r = gpu.alloc(8);
+        CapturedStep first = gpu.capturedStep("first", (g, st) -> add(p, v, st), quiet());
+        CapturedStep second = gpu.capturedStep("second", (g, st) ->
+                gpu.launch(kernel("put"), LaunchConfig.of(1, 1), st, args.clear().ptr(r).param(b)), quiet());
+        try {
+            assertThatThrownBy(() -> first.set(b, new byte[5])).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("parameter 'b' holds 4 bytes; the value has 5");
+            // The refused set left b unclaimed: the second step's set claims it and its region passes it.
+            second.set(b, new byte[] {7, 0, 0, 0});
+            assertThatThrownBy(() -> first.set(b, new byte[4])).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("is a parameter of captured step 'second'");
+            first.set(v, 5);
+            assertThatThrownBy(() -> second.set(v, 6)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("is a parameter of captured step 'first'");
+            first.run(s);
+            second.run(s);
+            assertThat(ints(p)).as("the first run passes the value set before it").containsOnly(5);
+            assertThat(word(r) & 0xffffffffL).isEqualTo(7);
+            assertThat(v.get()).isEqualTo(5);
+        } finally {
+            first.close();
+            second.close();
+            gpu.synchronize();
+            gpu.free(r);
+        }
+        // Closed, both steps gave their parameters up: a third may claim them.
+        try (CapturedStep third = gpu.capturedStep("third", (g, st) -> add(q, v, st), quiet())) {
+            third.set(v, 2);
+            third.run(s);
+            assertThat(ints(q)).containsOnly(2);
+        }
+    }
+
+    /**
      * A step whose region names another step's parameter during its capture aborts the capture and
      * throws; so does an {@link CapturedStep#update} whose arguments name it.
      */

@@ -553,13 +553,7 @@ final class Decoder {
                 : Insn.BOOL_NONE;
         in.ftz = m.take("ftz");
         in.type = one(m);
-        String d = ops.get(0);
-        if (d.contains("|")) {
-            String[] pq = d.split("\\|");
-            in.dst = new int[] {dst(pq[0].strip()), dst(pq[1].strip())};
-        } else {
-            in.dst = new int[] {dst(d)};
-        }
+        in.dst = dsts(ops.get(0));
         if (in.boolOp != Insn.BOOL_NONE) {
             String c = ops.get(3);
             in.negSrc2 = c.startsWith("!");
@@ -705,13 +699,7 @@ final class Decoder {
         in.mode = m.take("up") ? Insn.SHFL_UP : m.take("down") ? Insn.SHFL_DOWN : m.take("bfly") ? Insn.SHFL_BFLY
                 : m.take("idx") ? Insn.SHFL_IDX : err("shfl needs up, down, bfly or idx");
         in.type = one(m);
-        String d = ops.get(0);
-        if (d.contains("|")) {
-            String[] pq = d.split("\\|");
-            in.dst = new int[] {dst(pq[0].strip()), dst(pq[1].strip())};
-        } else {
-            in.dst = new int[] {dst(d)};
-        }
+        in.dst = dsts(ops.get(0));
         src(in, ops.subList(1, 5), in.type, U32, U32, U32);
         return in;
     }
@@ -924,6 +912,15 @@ final class Decoder {
             throw new Unsupported("a write to the special register " + n);
         }
         return reg(n);
+    }
+
+    /** {@return the destination {@code d}, or both of a predicate pair {@code p|q}} */
+    private int[] dsts(String d) {
+        if (d.contains("|")) {
+            String[] pq = d.split("\\|");
+            return new int[] {dst(pq[0].strip()), dst(pq[1].strip())};
+        }
+        return new int[] {dst(d)};
     }
 
     private int[] vector(String v) {
