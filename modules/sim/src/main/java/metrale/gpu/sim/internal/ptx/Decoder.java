@@ -19,6 +19,13 @@ final class Decoder {
             "relaxed", "acquire", "release", "acq_rel", "sc", "weak", "mmio", "cta", "gpu", "sys", "uni", "aligned",
             "sync", "full", "noftz", "unified");
 
+    /** The name and optional array length ending a {@code .local} or {@code .param} declaration. */
+    private static final java.util.regex.Pattern DECLARED = java.util.regex.Pattern.compile(
+            "([A-Za-z_$%][\\w$%]*)\\s*(?:\\[\\s*(\\d+)\\s*\\])?\\s*$");
+    /** The name of a {@code .shared} declaration, an unsized array or an initializer allowed. */
+    private static final java.util.regex.Pattern SHARED_NAME = java.util.regex.Pattern.compile(
+            "([A-Za-z_$%][\\w$%]*)\\s*(?:\\[\\s*\\d*\\s*\\])?\\s*(?:=.*)?$");
+
     private final PtxModule module;
     private final PtxFunction f;
     private final PtxModule.Scope scope = new PtxModule.Scope();
@@ -96,7 +103,7 @@ final class Decoder {
             return;
         }
         if (t.startsWith(".local")) {
-            var n = java.util.regex.Pattern.compile("([A-Za-z_$%][\\w$%]*)\\s*(?:\\[\\s*(\\d+)\\s*\\])?\\s*$").matcher(t);
+            var n = DECLARED.matcher(t);
             if (!n.find()) {
                 throw new Unsupported("a .local declaration the engine cannot read");
             }
@@ -108,7 +115,7 @@ final class Decoder {
         }
         if (t.startsWith(".param")) {
             // A call sequence's argument or return slot, in this frame's parameter area.
-            var n = java.util.regex.Pattern.compile("([A-Za-z_$%][\\w$%]*)\\s*(?:\\[\\s*(\\d+)\\s*\\])?\\s*$").matcher(t);
+            var n = DECLARED.matcher(t);
             if (!n.find()) {
                 throw new Unsupported("a .param declaration the engine cannot read");
             }
@@ -132,7 +139,7 @@ final class Decoder {
     }
 
     private static String sharedName(String t) {
-        var n = java.util.regex.Pattern.compile("([A-Za-z_$%][\\w$%]*)\\s*(?:\\[\\s*\\d*\\s*\\])?\\s*(?:=.*)?$")
+        var n = SHARED_NAME
                 .matcher(t.replaceAll("=.*$", "").strip());
         return n.find() ? n.group(1) : "";
     }
