@@ -17,7 +17,9 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 
 /**
  * Device allocation on CUDA: one op is an allocation and its free, through the runtime's ledger
- * against bare {@code cuMemAlloc_v2} + {@code cuMemFree_v2}. Score: nanoseconds per pair.
+ * against bare {@code cuMemAlloc_v2} + {@code cuMemFree_v2}, every runtime with
+ * {@code allocator=driver} (a {@code cuMemAlloc} per allocation; the default, the caching pool, is
+ * {@code PoolBench}'s). Score: nanoseconds per pair.
  *
  * <ul>
  *   <li>{@code bare}: the baseline.</li>
@@ -55,7 +57,7 @@ public class AllocBench extends CudaBench {
     @Setup(Level.Trial)
     public void setUp(BenchmarkParams params) {
         String name = params.getBenchmark();
-        GpuBuilder b = CudaFixture.telemetryOff().leakDetection(LeakDetection.ALL);
+        GpuBuilder b = CudaFixture.telemetryOff().leakDetection(LeakDetection.ALL).allocator("driver");
         if (name.endsWith(".ledgerNoSites")) {
             b.leakDetection(LeakDetection.OFF);
         } else if (name.endsWith(".redZones")) {

@@ -135,8 +135,8 @@ public class PairedBench extends CudaBench {
     /** Opens CUDA (telemetry off, every call site walked), loads the kernel, captures the graphs. */
     @Setup(Level.Trial)
     public void setUp() {
-        gpu = CudaFixture.open(CudaFixture.telemetryOff().leakDetection(LeakDetection.ALL));
-        gpuNoSites = CudaFixture.open(CudaFixture.telemetryOff().leakDetection(LeakDetection.OFF));
+        gpu = CudaFixture.open(CudaFixture.telemetryOff().leakDetection(LeakDetection.ALL).allocator("driver"));
+        gpuNoSites = CudaFixture.open(CudaFixture.telemetryOff().leakDetection(LeakDetection.OFF).allocator("driver"));
         fn = gpu.kernel(CudaFixture.MODULE, kernel);
         config = LaunchConfig.of(1, 128);
         gx = config.grid().x();

@@ -227,7 +227,10 @@ public interface Gpu extends AutoCloseable {
 
     /**
      * Allocates device memory and records it in the ledger with the caller's {@code file:line}.
-     * With red zones on, a pad follows the buffer (see {@link GpuOptions#redZoneBytes()}).
+     * With red zones on, a pad follows the buffer (see {@link GpuOptions#redZoneBytes()}). By
+     * default ({@link GpuOptions#allocator()} {@code caching}) the memory is a block of
+     * {@link #pool()} taken on the default stream; {@code allocator=driver} makes it a
+     * {@code cuMemAlloc} of its own.
      *
      * @param bytes at least 1
      * @return the base pointer
@@ -259,6 +262,15 @@ public interface Gpu extends AutoCloseable {
      * (unknown, interior, already freed, or an arena chunk) is a {@link GpuException} with
      * {@code INVALID_VALUE}, and nothing is freed. During teardown, statuses 4, 201 and 709 are
      * not errors.
+     *
+     * <p>A pool block (the default allocator's) goes back to the pool in the order of the stream
+     * it was allocated on, the default stream for {@link #alloc}: work of that stream enqueued
+     * before the free may still use it, as work of blocking streams ordered with the default
+     * stream may. Work on a non-blocking stream is not ordered with it: free such memory after
+     * that work is synchronized, or tell the pool with {@link MemoryPool#recordStream}, as
+     * PyTorch's caching allocator asks ({@code cuMemFree} of {@code allocator=driver} waits for
+     * the device instead). The simulator reports a reuse that breaks this order as a
+     * {@link PoolRace}.
      *
      * @param ptr the base pointer
      */

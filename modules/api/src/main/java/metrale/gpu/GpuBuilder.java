@@ -185,7 +185,7 @@ public final class GpuBuilder {
     /**
      * Chooses what {@link Gpu#alloc(long)} uses, and which allocator backs {@link Gpu#pool()}.
      *
-     * @param name {@code driver} (default), {@code caching} or {@code cuda}; see {@link GpuOptions#allocator()}
+     * @param name {@code caching} (default), {@code driver} or {@code cuda}; see {@link GpuOptions#allocator()}
      * @return this
      */
     public GpuBuilder allocator(String name) {

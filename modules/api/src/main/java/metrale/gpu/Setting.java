@@ -89,11 +89,13 @@ public enum Setting {
             null, Grammar.WHOLE_NUMBER, "none: deprecated, read in this release only",
             "A value above 1 is `leakDetection=sampled` at that rate; `1` is `all`.", LEAK_DETECTION_SAMPLE),
     /** What {@code alloc} allocates with. */
-    ALLOCATOR("allocator", "allocator(String)", "metrale.allocator", "METRALE_ALLOCATOR", "driver", Grammar.CHOICE,
-            "`driver`",
-            "What `Gpu.alloc` uses: `driver` (a `cuMemAlloc` per allocation), `caching` (the runtime's stream-ordered "
-            + "`MemoryPool`, on the default stream) or `cuda` (the pool over CUDA's `cuMemAllocAsync`). `Gpu.pool()` is "
-            + "`cuda` when this is, else the caching pool."),
+    ALLOCATOR("allocator", "allocator(String)", "metrale.allocator", "METRALE_ALLOCATOR", "caching", Grammar.CHOICE,
+            "`caching`",
+            "What `Gpu.alloc` uses: `caching` (the runtime's stream-ordered `MemoryPool`, on the default stream, as "
+            + "PyTorch and CuPy pool by default; `Gpu.free` gives the block back in the default stream's order), "
+            + "`driver` (a `cuMemAlloc` and `cuMemFree` per allocation) or `cuda` (the pool over CUDA's "
+            + "`cuMemAllocAsync`). `Gpu.pool()` is `cuda` when this is, else the caching pool. On the simulator a "
+            + "pool block keeps exact bounds: one byte past its requested size faults, as past a `cuMemAlloc`."),
     /** Pointer arguments of launches checked against live memory. */
     CHECK_POINTERS("checkPointers", "checkPointers(boolean)", "metrale.checkPointers", "METRALE_CHECK_POINTERS", "false",
             Grammar.BOOLEAN, "`false`",

@@ -258,7 +258,7 @@ class SettingTest {
             System.clearProperty(Setting.ALLOCATOR.property());
             assertThat(Gpu.builder().allocator(w).options().allocator()).as(w).isEqualTo(w.strip().toLowerCase(java.util.Locale.ROOT));
         }
-        assertThat(Gpu.builder().options().allocator()).as("default").isEqualTo("driver");
+        assertThat(Gpu.builder().options().allocator()).as("default").isEqualTo("caching");
         System.setProperty(Setting.ALLOCATOR.property(), "slab");
         assertThatThrownBy(() -> Gpu.builder().options())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("metrale.allocator")

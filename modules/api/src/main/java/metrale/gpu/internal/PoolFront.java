@@ -67,6 +67,8 @@ final class PoolFront implements MemoryPool {
     private final Streams streams;
     private final Failure failure;
     private final boolean raceChecks;
+    /** Whether the driver is told each block's bounds: the caching allocator's blocks are pieces of its chunks. */
+    private final boolean carves;
     private final PoolCaptures captures = new PoolCaptures();
     private final Object init = new Object();
     private volatile StreamAllocator impl;
@@ -90,6 +92,7 @@ final class PoolFront implements MemoryPool {
         this.failure = failure;
         // CUDA's own allocator orders its reuse itself; only the caching allocator's reuse is checked.
         this.raceChecks = "caching".equals(kind) && driver.detectsStreamOrderViolations();
+        this.carves = "caching".equals(kind);
         if (raceChecks) {
             // A kernel reaches the whole block its pointer lies in, so reuse of any byte of it is checked.
             // Before the pool's first block no launch can reach pool memory (fresh ranges), so nothing is looked up.
@@ -168,6 +171,19 @@ final class PoolFront implements MemoryPool {
             throw failure.fail(e, op + " " + bytes + " B on " + stream);
         }
         Ledger.Entry entry = new Ledger.Entry(new Allocation(new DevicePtr(p), bytes, site, index, false), pad);
+        if (carves) {
+            try {
+                driver.poolBlockCarved(p, bytes + pad);
+            } catch (GpuException e) {
+                RuntimeException r = failure.fail(e, op + " (pool block bounds)");
+                try {
+                    a.free(p, s);
+                } catch (RuntimeException suppressed) {
+                    r.addSuppressed(suppressed);
+                }
+                throw r;
+            }
+        }
         if (pad > 0) {
             try {
                 redZones.fill(driver, p, bytes, pad, capturing(), s);
@@ -175,6 +191,7 @@ final class PoolFront implements MemoryPool {
                 RuntimeException r = failure.fail(e, op + " (red-zone fill)");
                 try {
                     a.free(p, s);
+                    blockReleased(p, s);
                 } catch (RuntimeException suppressed) {
                     r.addSuppressed(suppressed);
                 }
@@ -339,8 +356,26 @@ final class PoolFront implements MemoryPool {
         recordFree(e, on, freeSite);
     }
 
+    /**
+     * Tells a driver that checks bounds that the block at {@code p} went back on lane {@code on}. After
+     * the allocator took it back: a refused free leaves the block a block. A driver failing here
+     * (a latched fault) only leaves the block's bounds standing: a stale access to it then passes
+     * the simulator's bounds, and nothing legal faults.
+     */
+    private void blockReleased(long p, long on) {
+        if (carves) {
+            try {
+                driver.poolBlockReleased(p, on);
+            } catch (GpuException e) {
+                LOG.log(System.Logger.Level.DEBUG, "metrale-gpu: pool block release of 0x" + Long.toHexString(p)
+                        + " not told to the driver: " + e.getMessage());
+            }
+        }
+    }
+
     private void recordFree(Ledger.Entry e, long on, String freeSite) {
         long p = e.base();
+        blockReleased(p, on);
         if (raceChecks) {
             synchronized (freed) {
                 freed.put(p, new Freed(p, e.allocation().bytes() + e.pad(), e.allocation().index(),

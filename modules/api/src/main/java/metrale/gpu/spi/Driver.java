@@ -198,6 +198,31 @@ public interface Driver extends AutoCloseable {
     default void allocationExtents(Extents extents) {
     }
 
+    /**
+     * Tells a driver that checks bounds that the runtime now hands out {@code [ptr, ptr + bytes)},
+     * inside one of this driver's allocations, as a block of its own: a block of the runtime's
+     * caching pool, its red zone included. From the first such block on, the enclosing allocation
+     * is the pool's: an access past a block's end faults as one past a {@code cuMemAlloc}'s end
+     * would, and so does one into the allocation's bytes no block holds. Other drivers ignore it.
+     *
+     * @param ptr   the block's first byte, inside a live allocation of this driver
+     * @param bytes the block's bytes, exactly what the runtime hands out (not its rounded size)
+     */
+    default void poolBlockCarved(long ptr, long bytes) {
+    }
+
+    /**
+     * Tells a driver that took {@link #poolBlockCarved} that the block at {@code ptr} went back to
+     * the pool on {@code stream}: work already enqueued there may still use it, so it stops being a
+     * block only once that work has run. A block carved again at an overlapping range before then
+     * takes its place at once. An address that is no carved block is ignored.
+     *
+     * @param ptr    the block's first byte, as given to {@link #poolBlockCarved}
+     * @param stream the stream whose order the release follows
+     */
+    default void poolBlockReleased(long ptr, long stream) {
+    }
+
     /** Which allocation an address lies in: see {@link #allocationExtents}. */
     @FunctionalInterface
     interface Extents {

@@ -96,8 +96,8 @@ class EveryDoorEntersTheGateTest {
 
     @BeforeEach
     void openTwoAndCloseOne() {
-        closed = new GpuRuntime(Gpu.builder().backend("doors").options(), driver(0, (name, proxy) -> closedCalls.add(name)));
-        open = new GpuRuntime(Gpu.builder().backend("doors").options(), driver(1, (name, proxy) -> {
+        closed = new GpuRuntime(Gpu.builder().backend("doors").allocator("driver").options(), driver(0, (name, proxy) -> closedCalls.add(name)));
+        open = new GpuRuntime(Gpu.builder().backend("doors").allocator("driver").options(), driver(1, (name, proxy) -> {
             Gate g = openGate.get();
             if (currentDoor.get() != null) {
                 reachedTheDriver.add(currentDoor.get());

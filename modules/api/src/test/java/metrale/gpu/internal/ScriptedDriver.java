@@ -186,10 +186,11 @@ public final class ScriptedDriver implements Driver {
      */
     public GpuBuilder builder() {
         OPENING.set(this);
-        return Gpu.builder().backend(BACKEND).leakDetection(LeakDetection.ALL);
+        // The tests over this driver script and count cuMemAlloc and cuMemFree; the pool's ask for it.
+        return Gpu.builder().backend(BACKEND).leakDetection(LeakDetection.ALL).allocator("driver");
     }
 
-    /** {@return a runtime over this driver with the default options but {@code leakDetection=all}} */
+    /** {@return a runtime over this driver with the default options but {@code leakDetection=all} and {@code allocator=driver}} */
     public Gpu open() {
         return builder().open();
     }

@@ -376,6 +376,7 @@ public abstract class CaptureGraphContract extends GpuContract {
 
     /** A GLOBAL capture makes alloc and free unsupported (invalidating it); the ledger is untouched. */
     @Test
+    @DriverAllocator("cuMemAlloc and cuMemFree invalidate a GLOBAL capture; the pool refuses and leaves it valid (PoolContract)")
     public void allocAndFreeDuringGlobalCaptureAreUnsupported() {
         Stream s = gpu.createStream();
         DevicePtr p = gpu.alloc(64);
@@ -591,6 +592,7 @@ public abstract class CaptureGraphContract extends GpuContract {
      * @throws Exception if waiting for a thread the test starts fails
      */
     @Test
+    @DriverAllocator("cuMemAlloc on another thread invalidates a GLOBAL capture; the pool refuses and leaves it valid (PoolContract)")
     public void globalCaptureForbidsUnsafeCallsOnOtherThreads() throws Exception {
         Stream s = gpu.createStream();
         gpu.beginCapture(s, CaptureMode.GLOBAL);

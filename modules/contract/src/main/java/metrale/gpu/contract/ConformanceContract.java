@@ -59,6 +59,7 @@ public abstract class ConformanceContract extends GpuContract {
 
     /** 9. Allocating 1 GiB lowers free memory by at least 1 GiB; freeing restores it; total is constant. */
     @Test
+    @DriverAllocator("device free memory comes back at cuMemFree; the pool keeps its chunks cached")
     public void case09_memGetInfoFollowsAllocations() {
         long gib = 1L << 30;
         long total = gpu.totalMemory();

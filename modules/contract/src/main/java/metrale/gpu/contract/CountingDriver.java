@@ -529,6 +529,18 @@ public final class CountingDriver implements Driver {
     }
 
     @Override
+    public void poolBlockCarved(long ptr, long bytes) {
+        ledger.count("poolBlockCarved");
+        inner.poolBlockCarved(ptr, bytes);
+    }
+
+    @Override
+    public void poolBlockReleased(long ptr, long stream) {
+        ledger.count("poolBlockReleased");
+        inner.poolBlockReleased(ptr, stream);
+    }
+
+    @Override
     public long[] graphGetNodes(long graph) {
         ledger.count("graphGetNodes");
         return inner.graphGetNodes(graph);

@@ -28,6 +28,7 @@ import metrale.gpu.Stream;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInfo;
 
 /**
  * The base of the backend-agnostic contract suite: every backend runs the same abstract test
@@ -73,6 +74,8 @@ public abstract class GpuContract {
 
     /** The runtime under test; fresh for each test. */
     protected Gpu gpu;
+    /** The allocator a {@link DriverAllocator} test asks for, or {@code null} for the backend's default. */
+    private String allocator;
 
     /** Launch arguments for the helpers and the test; fresh for each test. */
     protected KernelArgs args;
@@ -156,7 +159,10 @@ public abstract class GpuContract {
 
     /** Opens the runtime and the arguments for one test. */
     @BeforeEach
-    public final void openRuntime() {
+    public final void openRuntime(TestInfo info) {
+        boolean driver = info.getTestMethod().map(m -> m.isAnnotationPresent(DriverAllocator.class)).orElse(false)
+                || info.getTestClass().map(c -> c.isAnnotationPresent(DriverAllocator.class)).orElse(false);
+        allocator = driver ? "driver" : null;
         leakCheck = true;
         handles.clear();
         counting.clear();
@@ -192,7 +198,11 @@ public abstract class GpuContract {
      * @return the runtime
      */
     protected final Gpu open(UnaryOperator<GpuBuilder> options) {
-        Gpu g = options.apply(builder().leakDetection(LeakDetection.ALL)).open();
+        GpuBuilder b = builder().leakDetection(LeakDetection.ALL);
+        if (allocator != null) {
+            b.allocator(allocator);
+        }
+        Gpu g = options.apply(b).open();
         g.unwrap(CountingDriver.class).ifPresent(d -> counting.put(g, d));
         try {
             prepareKernels(g);

@@ -290,6 +290,7 @@ public abstract class MemoryContract extends GpuContract {
      * leaves the ledger as it was.
      */
     @Test
+    @DriverAllocator("counts the cuMemFree of a buffer whose red-zone fill failed")
     public void aFailedRedZoneFillFreesTheBlock() {
         reopen(b -> CountingDriver.over(b.redZoneBytes(64)));
         CountingDriver driver = CountingDriver.of(gpu);

@@ -123,6 +123,7 @@ public abstract class RedZoneContract extends GpuContract {
      * size alone, and no pad is filled); those from it on do, and their overflows are found.
      */
     @Test
+    @DriverAllocator("counts the bytes each cuMemAlloc asks for")
     public void minimumIndexSkipsEarlierBuffers() {
         reopen(b -> CountingDriver.over(b.redZoneBytes(PAD).redZoneMinIndex(2)));
         CountingDriver driver = CountingDriver.of(gpu);

@@ -45,7 +45,9 @@ public @interface FaultPlan {
 
     /**
      * {@return which device allocations fail with {@code OUT_OF_MEMORY}, counted from 1 at the
-     * method's start} Not sticky.
+     * method's start} Not sticky. A plan with any runs its method with {@code allocator=driver}, so
+     * that every allocation is a {@code cuMemAlloc} of its own for the plan to count: a hit of the
+     * caching pool, the default allocator, allocates nothing that could fail.
      */
     int[] failAllocation() default {};
 

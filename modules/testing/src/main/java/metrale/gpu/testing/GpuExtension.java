@@ -185,6 +185,10 @@ public final class GpuExtension implements TestTemplateInvocationContextProvider
             }
             GpuTest t = options.test();
             TestGpus.Builder b = TestGpus.on(backend).redZoneBytes(t.redZoneBytes());
+            if (options.plan().map(p -> p.failAllocation().length > 0).orElse(false)) {
+                // The plan fails the nth cuMemAlloc: every allocation is one only with allocator=driver.
+                b.allocator("driver");
+            }
             if (backend == Backend.SIM) {
                 SimTwins table = new SimTwins();
                 context.getStore(NS).put(SimTwins.class, table);

@@ -64,6 +64,7 @@ public final class TestGpus {
         private metrale.gpu.sim.SimTwinMode twinMode = metrale.gpu.sim.SimTwinMode.PREFER;
         private SimTwins table;
         private final List<Twins> twins = new ArrayList<>();
+        private String allocator;
 
         Builder(Backend backend) {
             this.backend = backend;
@@ -170,6 +171,18 @@ public final class TestGpus {
             return this;
         }
 
+        /**
+         * Chooses what {@code Gpu.alloc} uses, as {@link GpuBuilder#allocator(String)} does; the
+         * runtime's default (the caching pool) when not called.
+         *
+         * @param name {@code caching}, {@code driver} or {@code cuda}
+         * @return this
+         */
+        public Builder allocator(String name) {
+            this.allocator = Objects.requireNonNull(name, "allocator");
+            return this;
+        }
+
         /** {@return the backend this builder opens} */
         public Backend backend() {
             return backend;
@@ -191,6 +204,9 @@ public final class TestGpus {
             GpuBuilder b = Gpu.builder().backend(backend.id()).redZoneBytes(redZoneBytes).redZoneMinIndex(0)
                     .leakDetection(LeakDetection.ALL)
                     .quarantineBytes(metrale.gpu.GpuOptions.DEFAULT_QUARANTINE_BYTES);
+            if (allocator != null) {
+                b.allocator(allocator);
+            }
             if (backend == Backend.SIM) {
                 SimTwins t = table != null ? table : new SimTwins();
                 for (Twins w : twins) {

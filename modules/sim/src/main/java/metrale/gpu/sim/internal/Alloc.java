@@ -3,6 +3,8 @@ package metrale.gpu.sim.internal;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
  * One allocation the device knows: device memory at a fake address, managed memory or page-locked
@@ -41,8 +43,26 @@ final class Alloc {
     /** Exactly {@link #size} bytes: views and copies never reach past the allocation. */
     final MemorySegment segment;
     boolean freed;
+    /** The device allocation a pool block was carved from, or {@code null} for an allocation of the driver's own. */
+    final Alloc parent;
+    /**
+     * The runtime's pool blocks carved from this allocation, by base, never overlapping; {@code null}
+     * until the first. Once set, the bytes outside every block belong to the pool and fault.
+     * Concurrent: a peer's kernel looks addresses up without this device's lock.
+     */
+    volatile ConcurrentSkipListMap<Long, Alloc> blocks;
+    /**
+     * Blocks released on a stream whose release has not run yet, or displaced by a block carved over
+     * them before it did: work enqueued before the release may still reach them.
+     */
+    final ConcurrentLinkedDeque<Alloc> releasing;
 
     Alloc(long index, Kind kind, long base, long size, Arena arena, MemorySegment block, MemorySegment segment) {
+        this(index, kind, base, size, arena, block, segment, null);
+    }
+
+    private Alloc(long index, Kind kind, long base, long size, Arena arena, MemorySegment block, MemorySegment segment,
+                  Alloc parent) {
         this.index = index;
         this.kind = kind;
         this.base = base;
@@ -50,6 +70,29 @@ final class Alloc {
         this.arena = arena;
         this.block = block;
         this.segment = segment;
+        this.parent = parent;
+        this.releasing = parent == null && kind == Kind.DEVICE ? new ConcurrentLinkedDeque<>() : null;
+    }
+
+    /** {@return a pool block of {@code size} bytes at {@code base}, inside this device allocation} */
+    Alloc carve(long index, long base, long size) {
+        return new Alloc(index, kind, base, size, null, null, segment.asSlice(base - this.base, size), this);
+    }
+
+    /**
+     * {@return the pool block of this allocation holding {@code addr}, or {@code null}} Only where
+     * {@link #blocks} is set. Of a block and releasing ones that hold it, the one reaching furthest:
+     * work enqueued before a release may use the old block's bytes, and which work asks is not known here.
+     */
+    Alloc blockAt(long addr) {
+        var e = blocks.floorEntry(addr);
+        Alloc best = e != null && addr - e.getKey() < e.getValue().size ? e.getValue() : null;
+        for (Alloc r : releasing) {
+            if (addr - r.base >= 0 && addr - r.base < r.size && (best == null || r.base + r.size > best.base + best.size)) {
+                best = r;
+            }
+        }
+        return best;
     }
 
     /** {@return whether {@code [addr, addr + bytes)} lies inside this allocation} */
@@ -62,6 +105,10 @@ final class Alloc {
     public String toString() {
         // No number: the runtime adds the ledger's creation index for the same buffer, and two
         // numbers for one buffer in one message mislead.
+        if (parent != null) {
+            return "pool block [0x" + Long.toHexString(base) + ", +" + size + " bytes)" + (freed ? " (freed)" : "")
+                    + " of the runtime's caching pool";
+        }
         return kind.label + " allocation [0x" + Long.toHexString(base) + ", +" + size + " bytes)"
                 + (freed ? " (freed)" : "");
     }

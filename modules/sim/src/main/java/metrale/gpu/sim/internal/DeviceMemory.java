@@ -46,6 +46,9 @@ final class DeviceMemory {
     private final Arena pool = Arena.ofShared();
     private final HashMap<Long, ArrayDeque<MemorySegment>> idle = new HashMap<>();
     private final ArrayDeque<Alloc> freedOrder = new ArrayDeque<>();
+    // Released pool blocks, to explain a stale pointer into pool memory; a later block at the same base replaces one.
+    private final TreeMap<Long, Alloc> freedBlocks = new TreeMap<>();
+    private final ArrayDeque<Alloc> freedBlockOrder = new ArrayDeque<>();
     private long capacity;
     private long used;
     private long count;
@@ -141,6 +144,14 @@ final class DeviceMemory {
     void free(Alloc a) {
         live.remove(a.base);
         a.freed = true;
+        if (a.blocks != null) {
+            for (Alloc b : List.copyOf(a.blocks.values())) {
+                released(b);
+            }
+            for (Alloc b : List.copyOf(a.releasing)) {
+                released(b);
+            }
+        }
         if (init != null) {
             init.freed(a);
         }
@@ -175,13 +186,82 @@ final class DeviceMemory {
             return null;
         }
         Alloc a = e.getValue();
-        return addr - a.base < a.size ? a : null;
+        if (addr - a.base >= a.size) {
+            return null;
+        }
+        return a.blocks == null ? a : a.blockAt(addr);
     }
 
     /** {@return the live allocation holding all of {@code [addr, addr + bytes)}, or {@code null}} */
     Alloc find(long addr, long bytes) {
         Alloc a = find(addr);
         return a != null && a.contains(addr, bytes) ? a : null;
+    }
+
+    /**
+     * Makes {@code [addr, addr + bytes)} a pool block of its own (see {@code Driver.poolBlockCarved}):
+     * from the first block on, its allocation's bytes outside every block fault. A block it overlaps
+     * is displaced: it stays reachable until its release runs.
+     *
+     * @return the block
+     * @throws metrale.gpu.GpuException {@code INVALID_VALUE} when the range is not inside one live device allocation
+     */
+    Alloc carve(long addr, long bytes, String op) {
+        Map.Entry<Long, Alloc> e = live.floorEntry(addr);
+        Alloc a = e == null ? null : e.getValue();
+        if (a == null || a.kind != Alloc.Kind.DEVICE || bytes <= 0 || addr - a.base > a.size - bytes) {
+            throw new metrale.gpu.GpuException(metrale.gpu.CudaError.INVALID_VALUE, op, "0x" + Long.toHexString(addr)
+                    + " (+" + bytes + " bytes) is not inside one live device allocation");
+        }
+        var blocks = a.blocks;
+        if (blocks == null) {
+            blocks = new java.util.concurrent.ConcurrentSkipListMap<>();
+            a.blocks = blocks;
+        }
+        Map.Entry<Long, Alloc> below = blocks.floorEntry(addr);
+        Long from = below != null && addr - below.getKey() < below.getValue().size ? below.getKey() : addr;
+        for (var it = blocks.subMap(from, true, addr + bytes, false).values().iterator(); it.hasNext(); ) {
+            a.releasing.add(it.next());
+            it.remove();
+        }
+        Alloc b = a.carve(++count, addr, bytes);
+        blocks.put(addr, b);
+        if (init != null) {
+            init.allocated(b);
+        }
+        return b;
+    }
+
+    /** {@return the pool block based at {@code addr}, taken out of its allocation's blocks so that it is releasing, or {@code null}} */
+    Alloc releaseBlock(long addr) {
+        Alloc a = find(addr);
+        if (a == null || a.parent == null || a.base != addr) {
+            return null;
+        }
+        Alloc p = a.parent;
+        if (p.blocks.remove(addr, a)) {
+            p.releasing.add(a);
+        }
+        return a;
+    }
+
+    /** Ends a released block: an address in it now faults, as pool memory no block holds. */
+    void released(Alloc b) {
+        if (b.freed) {
+            return;
+        }
+        b.parent.releasing.remove(b);
+        b.parent.blocks.remove(b.base, b);
+        b.freed = true;
+        if (init != null) {
+            init.freed(b);
+        }
+        freedBlocks.put(b.base, b);
+        freedBlockOrder.addLast(b);
+        if (freedBlockOrder.size() > FREED_KEPT) {
+            Alloc old = freedBlockOrder.removeFirst();
+            freedBlocks.remove(old.base, old);
+        }
     }
 
     /** {@return the freed device allocation that contained {@code addr}, if still remembered, or {@code null}} */
@@ -218,6 +298,14 @@ final class DeviceMemory {
         if (a != null) {
             long past = (addr - a.base) + bytes - a.size;
             return range + " runs " + past + " bytes past the end of " + a;
+        }
+        Map.Entry<Long, Alloc> holder = live.floorEntry(addr);
+        if (holder != null && holder.getValue().blocks != null && addr - holder.getKey() < holder.getValue().size) {
+            Map.Entry<Long, Alloc> fb = freedBlocks.floorEntry(addr);
+            String was = fb != null && addr - fb.getKey() < fb.getValue().size
+                    ? ": it was " + fb.getValue() + ", released back to the pool" : "";
+            return range + " lies in memory the runtime's caching pool holds but has not handed out (in "
+                    + holder.getValue() + ")" + was;
         }
         Alloc f = findFreed(addr);
         if (f != null) {

@@ -310,6 +310,53 @@ public final class SimDevice implements Driver {
         }
     }
 
+    /**
+     * {@inheritDoc} The block is an allocation of its own at once: views, copies, memsets and PTX
+     * accesses see exactly its bytes.
+     */
+    @Override
+    public void poolBlockCarved(long ptr, long bytes) {
+        String op = "pool block carve";
+        try (var _ = enter(op)) {
+            memory.carve(ptr, bytes, op);
+        }
+    }
+
+    /** {@inheritDoc} The release is work on {@code stream}: what was enqueued there before may still use the block. */
+    @Override
+    public void poolBlockReleased(long ptr, long stream) {
+        String op = "pool block release";
+        try (var _ = enter(op)) {
+            Alloc b = memory.releaseBlock(ptr);
+            if (b == null) {
+                return;
+            }
+            SimStream s;
+            try {
+                s = streams.get(stream, op);
+            } catch (GpuException gone) {
+                s = null;
+            }
+            if (s == null || s.capture != null) {
+                // A destroyed stream's work has all run; the pool neither takes nor returns blocks on a
+                // capturing stream, so never wait on a graph.
+                memory.released(b);
+                return;
+            }
+            scheduler.enqueue(s, new Work() {
+                @Override
+                public void run(Engine e) {
+                    memory.released(b);
+                }
+
+                @Override
+                public String describe() {
+                    return "release of " + b;
+                }
+            }, null);
+        }
+    }
+
     @Override
     public void memPoolTrimTo(long minBytesToKeep) {
         try (var _ = enter("cuMemPoolTrimTo")) {

@@ -87,9 +87,6 @@ class PtxDetectorsTest {
         return caught[0];
     }
 
-    /** A pool's block is larger than the request; a kernel this far past it leaves the pool's chunk too. */
-    private static final long FAR = 1L << 24;
-
     @ParameterizedTest
     @MethodSource("streamsAndAllocators")
     void anOutOfBoundsStoreIsAnIllegalAddressNamingKernelThreadLineAndAddress(StreamKind sk, String allocator) {
@@ -97,24 +94,15 @@ class PtxDetectorsTest {
             metrale.gpu.Stream s = sk.make.apply(gpu);
             int n = 100;
             DevicePtr p = gpu.alloc(4L * n);
-            if (allocator.equals("driver")) {
-                gpu.launch(gpu.kernel(MODULE, "store_past"), LaunchConfig.of(1, 128), s, args.clear().ptr(p).i32(n).i32(28));
-                GpuException e = syncFails(gpu, s);
-                assertThat(e.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
-                assertThat(e.getMessage()).contains("kernel checks::store_past", "thread (100,0,0) of block (0,0,0)",
-                        "PTX line 44 `st.global.f32", "a store to 0x" + Long.toHexString(p.address() + 400),
-                        "nearest allocation to 0x" + Long.toHexString(p.address() + 400),
-                        "0x" + Long.toHexString(p.address()) + " (400 B", "allocated at PtxDetectorsTest.java:");
-            } else {
-                // The caching pool's block and chunk hold the bytes just past the buffer: only a store
-                // past the chunk leaves live memory.
-                long bad = p.address() + 4 * FAR;
-                gpu.launch(gpu.kernel(MODULE, "store_at"), LaunchConfig.of(1, 32), s, args.clear().ptr(p).i64(FAR));
-                GpuException e = syncFails(gpu, s);
-                assertThat(e.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
-                assertThat(e.getMessage()).contains("kernel checks::store_at", "thread (0,0,0) of block (0,0,0)",
-                        "PTX line 71 `st.global.u32", "a store to 0x" + Long.toHexString(bad), "is not in any live allocation");
-            }
+            // The caching pool's block is exactly the request on the simulator: one element past it
+            // faults as past a cuMemAlloc, though the pool's chunk holds the bytes.
+            gpu.launch(gpu.kernel(MODULE, "store_past"), LaunchConfig.of(1, 128), s, args.clear().ptr(p).i32(n).i32(28));
+            GpuException e = syncFails(gpu, s);
+            assertThat(e.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
+            assertThat(e.getMessage()).contains("kernel checks::store_past", "thread (100,0,0) of block (0,0,0)",
+                    "PTX line 44 `st.global.f32", "a store to 0x" + Long.toHexString(p.address() + 400),
+                    "nearest allocation to 0x" + Long.toHexString(p.address() + 400),
+                    "0x" + Long.toHexString(p.address()) + " (400 B", "allocated at PtxDetectorsTest.java:");
         }
     }
 
@@ -127,20 +115,12 @@ class PtxDetectorsTest {
             DevicePtr in = gpu.alloc(4L * n);
             DevicePtr out = gpu.alloc(4L * 2 * n);
             gpu.memset(in, 0, 4L * n);
-            if (allocator.equals("driver")) {
-                gpu.launch(gpu.kernel(MODULE, "load_past"), LaunchConfig.of(2, 64), s, args.clear().ptr(in).ptr(out).i32(n).i32(n));
-                GpuException e = syncFails(gpu, s);
-                assertThat(e.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
-                assertThat(e.getMessage()).contains("kernel checks::load_past", "thread (0,0,0) of block (1,0,0)",
-                        "PTX line 137 `ld.global.f32", "a load from 0x" + Long.toHexString(in.address() + 4L * n),
-                        "0x" + Long.toHexString(in.address()) + " (256 B", "allocated at PtxDetectorsTest.java:");
-            } else {
-                gpu.launch(gpu.kernel(MODULE, "load_at"), LaunchConfig.of(1, 32), s, args.clear().ptr(in).ptr(out).i64(FAR));
-                GpuException e = syncFails(gpu, s);
-                assertThat(e.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
-                assertThat(e.getMessage()).contains("kernel checks::load_at", "thread (0,0,0) of block (0,0,0)",
-                        "PTX line 100 `ld.global.f32", "a load from 0x" + Long.toHexString(in.address() + 4 * FAR));
-            }
+            gpu.launch(gpu.kernel(MODULE, "load_past"), LaunchConfig.of(2, 64), s, args.clear().ptr(in).ptr(out).i32(n).i32(n));
+            GpuException e = syncFails(gpu, s);
+            assertThat(e.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
+            assertThat(e.getMessage()).contains("kernel checks::load_past", "thread (0,0,0) of block (1,0,0)",
+                    "PTX line 137 `ld.global.f32", "a load from 0x" + Long.toHexString(in.address() + 4L * n),
+                    "0x" + Long.toHexString(in.address()) + " (256 B", "allocated at PtxDetectorsTest.java:");
         }
     }
 
@@ -169,12 +149,10 @@ class PtxDetectorsTest {
             UninitializedRead r = reads.get(0);
             assertThat(r.access()).contains("kernel checks::twice", "PTX line 171 `ld.global.u32");
             assertThat(r.allocationSite()).contains("PtxDetectorsTest.java:");
-            // The allocation is the driver's: the buffer itself, or the caching pool's chunk it lies in.
-            assertThat(r.allocationBase() + r.offset()).isEqualTo(never.address());
-            assertThat(never.address() + 4L * n).isLessThanOrEqualTo(r.allocationBase() + r.allocationBytes());
-            if (allocator.equals("driver")) {
-                assertThat(r.allocationBase()).isEqualTo(never.address());
-            }
+            // The allocation is the buffer itself: a cuMemAlloc, or the caching pool's block of exactly its bytes.
+            assertThat(r.allocationBase()).isEqualTo(never.address());
+            assertThat(r.offset()).isZero();
+            assertThat(r.allocationBytes()).isEqualTo(4L * n);
             assertThat(r.count()).as("one record per access and allocation, counting every read").isEqualTo(n);
         }
     }

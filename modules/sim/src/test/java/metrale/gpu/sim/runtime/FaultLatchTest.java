@@ -173,7 +173,8 @@ class FaultLatchTest {
         "262209  | true  | none",
         "8256    | false | p, 32768 byte(s) past its end"})
     void anIllegalAddressNamesTheNearestAllocation(long element, boolean fromQ, String where) {
-        try (Gpu gpu = sim().open(); KernelArgs args = new KernelArgs()) {
+        // cuMemAlloc's address space: each buffer with an unmapped gap after it, where pool blocks sit side by side.
+        try (Gpu gpu = sim().allocator("driver").open(); KernelArgs args = new KernelArgs()) {
             gpu.loadModule(MODULE, SimKernels.image(MODULE));
             DevicePtr p = gpu.alloc(256);
             DevicePtr q = gpu.alloc(256);

@@ -87,7 +87,8 @@ class ModulesAndInjectionTest {
 
     @Test
     void anInjectedAllocationFailureIsOutOfMemoryAndNotSticky() {
-        try (Gpu gpu = sim().open()) {
+        // An injected failure fails a cuMemAlloc: every allocation is one only with allocator=driver.
+        try (Gpu gpu = sim().allocator("driver").open()) {
             gpu.unwrap(SimControls.class).orElseThrow().failAllocation(1);
             assertThatThrownBy(() -> gpu.alloc(4096)).isInstanceOfSatisfying(GpuException.class, e -> {
                 assertThat(e.error()).isEqualTo(CudaError.OUT_OF_MEMORY);
@@ -110,7 +111,7 @@ class ModulesAndInjectionTest {
     /** The queries by which a test kit tells an armed fault that never fired from one that did. */
     @Test
     void armedFaultsReportWhetherTheyFired() {
-        try (Gpu gpu = sim().open(); KernelArgs args = new KernelArgs()) {
+        try (Gpu gpu = sim().allocator("driver").open(); KernelArgs args = new KernelArgs()) {
             SimControls sim = gpu.unwrap(SimControls.class).orElseThrow();
             long before = sim.allocationAttempts();
             sim.failAllocation(2);
