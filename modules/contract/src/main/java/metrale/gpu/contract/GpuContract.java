@@ -157,7 +157,12 @@ public abstract class GpuContract {
 
     // ---- lifecycle ----------------------------------------------------------------------------
 
-    /** Opens the runtime and the arguments for one test. */
+    /**
+     * Opens the runtime and the arguments for one test: with {@code allocator=driver} where the
+     * test or its class is {@link DriverAllocator}, else with the backend's default allocator.
+     *
+     * @param info the test, for its {@link DriverAllocator}
+     */
     @BeforeEach
     public final void openRuntime(TestInfo info) {
         boolean driver = info.getTestMethod().map(m -> m.isAnnotationPresent(DriverAllocator.class)).orElse(false)
