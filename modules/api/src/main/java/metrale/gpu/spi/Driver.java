@@ -214,7 +214,8 @@ public interface Driver extends AutoCloseable {
     /**
      * Tells a driver that took {@link #poolBlockCarved} that the block at {@code ptr} went back to
      * the pool on {@code stream}: work already enqueued there may still use it, so it stops being a
-     * block only once that work has run. A block carved again at an overlapping range before then
+     * block only once that work has run (a driver may wait for more: the simulator waits for all
+     * work enqueued before the release, on every stream). A block carved again at an overlapping range before then
      * takes its place at once. An address that is no carved block is ignored.
      *
      * @param ptr    the block's first byte, as given to {@link #poolBlockCarved}

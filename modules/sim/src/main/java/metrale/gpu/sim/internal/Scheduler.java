@@ -98,6 +98,22 @@ final class Scheduler {
         return horizon;
     }
 
+    /** {@return the sequence number of the latest enqueued operation} */
+    long lastSeq() {
+        return seq;
+    }
+
+    /** {@return whether an operation enqueued at or before {@code upTo} is still pending on any stream} */
+    boolean pendingUpTo(long upTo) {
+        for (SimStream s : active) {
+            Op head = s.pending.peekFirst();
+            if (head != null && head.seq <= upTo) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** {@return whether no work is pending anywhere} */
     boolean idle() {
         return active.isEmpty();

@@ -95,6 +95,8 @@ public final class SimDevice implements Driver {
     private final int ordinal;
     private final int smCount;
     private final DeviceMemory memory;
+    /** Pool blocks released while work enqueued before the release was pending. */
+    private final java.util.ArrayDeque<Release> releases = new java.util.ArrayDeque<>();
     private final Engine engine;
     private final Scheduler scheduler;
     private final SimStream legacy;
@@ -322,38 +324,34 @@ public final class SimDevice implements Driver {
         }
     }
 
-    /** {@inheritDoc} The release is work on {@code stream}: what was enqueued there before may still use the block. */
+    /**
+     * {@inheritDoc} Stricter in when it ends than CUDA needs: the block stays reachable until every
+     * operation enqueued before the release, on any stream, has run, since work of another stream
+     * may still use it until the pool hands the memory out again.
+     */
     @Override
     public void poolBlockReleased(long ptr, long stream) {
-        String op = "pool block release";
-        try (var _ = enter(op)) {
+        try (var _ = enter("pool block release")) {
             Alloc b = memory.releaseBlock(ptr);
-            if (b == null) {
-                return;
+            if (b != null) {
+                releases.addLast(new Release(b, scheduler.lastSeq()));
             }
-            SimStream s;
-            try {
-                s = streams.get(stream, op);
-            } catch (GpuException gone) {
-                s = null;
-            }
-            if (s == null || s.capture != null) {
-                // A destroyed stream's work has all run; the pool neither takes nor returns blocks on a
-                // capturing stream, so never wait on a graph.
-                memory.released(b);
-                return;
-            }
-            scheduler.enqueue(s, new Work() {
-                @Override
-                public void run(Engine e) {
-                    memory.released(b);
-                }
+            finishReleases();
+        }
+    }
 
-                @Override
-                public String describe() {
-                    return "release of " + b;
-                }
-            }, null);
+    /** A released pool block and the last operation enqueued before its release. */
+    private record Release(Alloc block, long upTo) {
+    }
+
+    /** Ends the releases whose earlier work has all run; called under the device lock. */
+    private void finishReleases() {
+        for (var it = releases.iterator(); it.hasNext(); ) {
+            Release r = it.next();
+            if (!scheduler.pendingUpTo(r.upTo())) {
+                memory.released(r.block());
+                it.remove();
+            }
         }
     }
 
@@ -641,6 +639,7 @@ public final class SimDevice implements Driver {
             latch.runUntil(op, s, s.tail());
             engine.advanceTo(s.lastEnd);
             asyncPool.synchronizedHost();
+            finishReleases();
         }
     }
 
@@ -676,6 +675,7 @@ public final class SimDevice implements Driver {
             latch.surface(controls.takeSyncFailure(), op, "the context");
             latch.runAll(op, "");
             asyncPool.synchronizedHost();
+            finishReleases();
         }
     }
 
@@ -746,6 +746,7 @@ public final class SimDevice implements Driver {
                 engine.advanceTo(ev.op.end);
             }
             asyncPool.synchronizedHost();
+            finishReleases();
         }
     }
 

@@ -144,7 +144,8 @@ class PoolBlockBoundsTest {
             DevicePtr small = gpu.alloc(64, s);
             assertThat(small.address()).as("the pool hands the freed address out again on the same stream")
                     .isEqualTo(big.address());
-            gpu.synchronize(s);
+            // The old block's bounds last until all work enqueued before its free has run, on every stream.
+            gpu.synchronize();
             gpu.launch(gpu.kernel(MODULE, "poke"), LaunchConfig.of(1, 32), s, args.clear().ptr(small).i64(16));
             GpuException e = syncFails(gpu, s);
             assertThat(e.error()).as("the new, smaller block has its own bounds").isEqualTo(CudaError.ILLEGAL_ADDRESS);
