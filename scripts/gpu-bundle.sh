@@ -10,6 +10,7 @@
 #                  and: OUT=DIR bash OUTPUT_DIR/run-bench.sh [JMH ARGS]   (the JMH benchmarks, JSON in DIR)
 #                  and: bash OUTPUT_DIR/run-demo.sh [DEMO ARGS]   (the heat-diffusion demo, on CUDA when a driver loads)
 #                  and: OUT=DIR bash OUTPUT_DIR/run-sanitizer.sh   (the CUDA suite and the demo under compute-sanitizer; summary in DIR)
+#                  and: OUT=DIR [RUN_NAME=NAME] bash OUTPUT_DIR/sidebyside/run.sh   (the C driver-API, PyTorch and CuPy side-by-side; DIR/[NAME-]sidebyside.json)
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -75,5 +76,10 @@ chmod +x "$out/run-demo.sh"
 # compute-sanitizer over the CUDA suite and the demo (run-sanitizer.sh; the toolkit must be on the GPU host).
 cp "$root/scripts/run-sanitizer.sh" "$out/run-sanitizer.sh"
 chmod +x "$out/run-sanitizer.sh"
+
+# The side-by-side measurements, as sources: run.sh builds the C program with the GPU host's nvcc.
+mkdir -p "$out/sidebyside"
+cp benchmarks/sidebyside/sidebyside.c benchmarks/sidebyside/sidebyside.py benchmarks/sidebyside/run.sh "$out/sidebyside/"
+chmod +x "$out/sidebyside/run.sh"
 
 echo "bundle: $out ($(du -sh "$out" | cut -f1))"
