@@ -22,7 +22,10 @@ import org.openjdk.jmh.annotations.TearDown;
 /**
  * The memory pool against the driver's pairs, measured in one JVM and interleaved batch by batch
  * as {@link PairedBench} does, for the targets of a pool hit (alloc+free): sites off ≤ 0.15× the
- * driver's warm {@code cuMemAlloc_v2}+{@code cuMemFree_v2} pair, sites on ≤ 0.5×.
+ * driver's warm {@code cuMemAlloc_v2}+{@code cuMemFree_v2} pair, sites on ≤ 0.5×; and issue #22's
+ * at 1 MiB: {@code Gpu.alloc}+{@code Gpu.free} of a runtime opened with the defaults ≤ 0.5×, and
+ * below PyTorch's cache hit and CuPy's pool hit ({@code benchmarks/sidebyside}); with
+ * {@code allocator=caching} and {@code leakDetection=all} ≤ 1.5×.
  *
  * <p>Each invocation of {@code pair} times one batch of {@value #PAIRS} alloc+free pairs of
  * {@code bytes} per variant, rotating which goes first; the {@link Nanos} counters hold the
@@ -35,10 +38,18 @@ import org.openjdk.jmh.annotations.TearDown;
  *   <li>{@code poolOffNs}: {@code pool().alloc(bytes, s)} + {@code pool().free(p, s)} with sites off (hits);</li>
  *   <li>{@code poolOnNs}: the same with call sites on, every allocation walked (the default);</li>
  *   <li>{@code poolSampledNs}: the same with one site in 64 walked;</li>
- *   <li>{@code poolCudaNs}: the pool over {@code cuMemAllocAsync} ({@code allocator=cuda}), sites off.</li>
+ *   <li>{@code poolCudaNs}: the pool over {@code cuMemAllocAsync} ({@code allocator=cuda}), sites off;</li>
+ *   <li>{@code defaultsNs}: {@code gpu.alloc(bytes)} + {@code gpu.free(p)} of a runtime opened with
+ *       no option at all (so no allocator, leak-detection, quarantine or telemetry option: whatever
+ *       the defaults, and the host's {@code metrale.*} properties and {@code METRALE_*} variables,
+ *       say);</li>
+ *   <li>{@code cachingAllNs}: the same with only {@code allocator=caching} and
+ *       {@code leakDetection=all} given, so every allocation's site is walked.</li>
  * </ul>
- * {@code driverAllocs} counts the caching pools' driver allocations during measured batches: a
- * pool hit calls none, so it reads 0.
+ * The last two take no {@code quarantineBytes}: their two rows per size are repeats. Their
+ * allocations go through {@code Gpu.alloc}, on the default stream, as an application's do.
+ * {@code driverAllocs} counts the caching pools' driver allocations during measured batches (the
+ * defaults runtime's only where its allocator is a pool): a pool hit calls none, so it reads 0.
  *
  * <p>{@code step} is a steady-state step: {@value #STEP_BLOCKS} allocations of mixed sizes on one
  * stream, a kernel-free use, then their frees, through the caching pool with sites off;
@@ -86,6 +97,10 @@ public class PoolBench extends CudaBench {
         public long poolSampledNs;
         /** The pool over {@code cuMemAllocAsync}, sites off. */
         public long poolCudaNs;
+        /** {@code Gpu.alloc} + {@code Gpu.free}, the runtime opened with the defaults. */
+        public long defaultsNs;
+        /** {@code Gpu.alloc} + {@code Gpu.free}, {@code allocator=caching} and {@code leakDetection=all}. */
+        public long cachingAllNs;
         /** Driver allocations by the caching pools during measured batches. */
         public long driverAllocs;
         /** Pairs per variant. */
@@ -104,6 +119,8 @@ public class PoolBench extends CudaBench {
             poolOnNs = 0;
             poolSampledNs = 0;
             poolCudaNs = 0;
+            defaultsNs = 0;
+            cachingAllNs = 0;
             driverAllocs = 0;
             ops = 0;
         }
@@ -112,6 +129,8 @@ public class PoolBench extends CudaBench {
     private Gpu off;
     private Gpu sampled;
     private Gpu cuda;
+    private Gpu defaults;
+    private Gpu cachingAll;
     private Stream stream;
     private Stream offStream;
     private Stream sampledStream;
@@ -125,7 +144,10 @@ public class PoolBench extends CudaBench {
     public PoolBench() {
     }
 
-    /** Opens four runtimes (sites on, off, sampled; and {@code allocator=cuda}) and warms each pool. */
+    /**
+     * Opens six runtimes (pool sites on, off, sampled; {@code allocator=cuda}; the defaults; caching
+     * with every site) and warms each pool.
+     */
     @Setup(Level.Trial)
     public void setUp() {
         gpu = CudaFixture.open(CudaFixture.telemetryOff().leakDetection(LeakDetection.ALL).quarantineBytes(quarantineBytes));
@@ -134,6 +156,8 @@ public class PoolBench extends CudaBench {
                 .quarantineBytes(quarantineBytes));
         cuda = CudaFixture.open(CudaFixture.telemetryOff().leakDetection(LeakDetection.OFF).allocator("cuda")
                 .quarantineBytes(quarantineBytes));
+        defaults = CudaFixture.open(Gpu.builder());
+        cachingAll = CudaFixture.open(Gpu.builder().allocator("caching").leakDetection(LeakDetection.ALL));
         stream = gpu.createStream(true);
         offStream = off.createStream(true);
         sampledStream = sampled.createStream(true);
@@ -148,6 +172,8 @@ public class PoolBench extends CudaBench {
             pool(off.pool(), offStream);
             pool(sampled.pool(), sampledStream);
             pool(cuda.pool(), cudaStream);
+            alloc(defaults);
+            alloc(cachingAll);
             bareAsync();
         }
     }
@@ -158,7 +184,7 @@ public class PoolBench extends CudaBench {
         if (bareKernels != null) {
             bareKernels.close();
         }
-        for (Gpu g : new Gpu[] {gpu, off, sampled, cuda}) {
+        for (Gpu g : new Gpu[] {gpu, off, sampled, cuda, defaults, cachingAll}) {
             if (g != null) {
                 g.synchronize();
                 g.close();
@@ -190,6 +216,20 @@ public class PoolBench extends CudaBench {
         return System.nanoTime() - t0;
     }
 
+    private long alloc(Gpu g) {
+        long t0 = System.nanoTime();
+        for (int i = 0; i < PAIRS; i++) {
+            g.free(g.alloc(bytes));
+        }
+        return System.nanoTime() - t0;
+    }
+
+    private long cachingDriverAllocs() {
+        return gpu.pool().stats().driverAllocs() + off.pool().stats().driverAllocs()
+                + sampled.pool().stats().driverAllocs() + defaults.pool().stats().driverAllocs()
+                + cachingAll.pool().stats().driverAllocs();
+    }
+
     /**
      * One batch of each variant, in a rotating order.
      *
@@ -197,21 +237,21 @@ public class PoolBench extends CudaBench {
      */
     @Benchmark
     public void pair(Nanos n) {
-        long before = gpu.pool().stats().driverAllocs() + off.pool().stats().driverAllocs()
-                + sampled.pool().stats().driverAllocs();
-        int r = round++ % 6;
-        for (int k = 0; k < 6; k++) {
-            switch ((r + k) % 6) {
+        long before = cachingDriverAllocs();
+        int r = round++ % 8;
+        for (int k = 0; k < 8; k++) {
+            switch ((r + k) % 8) {
                 case 0 -> n.bareNs += bare();
                 case 1 -> n.asyncNs += bareAsync();
                 case 2 -> n.poolOffNs += pool(off.pool(), offStream);
                 case 3 -> n.poolOnNs += pool(gpu.pool(), stream);
                 case 4 -> n.poolSampledNs += pool(sampled.pool(), sampledStream);
-                default -> n.poolCudaNs += pool(cuda.pool(), cudaStream);
+                case 5 -> n.poolCudaNs += pool(cuda.pool(), cudaStream);
+                case 6 -> n.defaultsNs += alloc(defaults);
+                default -> n.cachingAllNs += alloc(cachingAll);
             }
         }
-        n.driverAllocs += gpu.pool().stats().driverAllocs() + off.pool().stats().driverAllocs()
-                + sampled.pool().stats().driverAllocs() - before;
+        n.driverAllocs += cachingDriverAllocs() - before;
         n.ops += PAIRS;
     }
 
