@@ -27,7 +27,9 @@ class PtxCompiledVersusInterpretedTest {
 
     private static Results run(String ptxMode, long seed) {
         Random rnd = new Random(seed);
-        try (Gpu gpu = Gpu.builder().backend("sim").backendOption(SimOptions.PROCESS, SimOptions.PROCESS_FRESH)
+        // Every site walked: a sampled level draws which allocations name their site at random, and the fault names one.
+        try (Gpu gpu = Gpu.builder().backend("sim").leakDetection(metrale.gpu.LeakDetection.ALL)
+                .backendOption(SimOptions.PROCESS, SimOptions.PROCESS_FRESH)
                 .backendOption(SimOptions.TWINS, SimTwinMode.OFF.option()).backendOption(SimOptions.PTX, ptxMode)
                 .backendOption(SimOptions.BLOCKS, "parallel").open()) {
             GpuContract.loadContractModule(gpu);
