@@ -2,8 +2,11 @@
 //
 // The CUDA driver API's own costs, measured from C with nothing between the caller and libcuda,
 // for the results page to set the Java runtime beside: a warm 1 MiB cuMemAlloc_v2+cuMemFree_v2
-// pair, an empty-kernel cuLaunchKernel, and 4 KiB cuMemcpyHtoD_v2/cuMemcpyDtoH_v2 from and into
-// pageable and page-locked memory.
+// pair, an empty-kernel cuLaunchKernel, 4 KiB cuMemcpyHtoD_v2/cuMemcpyDtoH_v2 from and into
+// pageable and page-locked memory, and the driver's share of a captured step
+// (metrale.bench.cuda.CapturedStepBench): an instantiated chain of K = 20 and 100 axpy4 kernel
+// nodes (one block of 128 threads, n = 0, so no thread touches memory), launched warm with
+// cuGraphLaunch alone, and after cuGraphExecKernelNodeSetParams gives its first node a new `a`.
 //
 //   nvcc -O2 sidebyside.c -lcuda -o sidebyside && ./sidebyside [SCALE]
 //
@@ -27,13 +30,51 @@
 // thousand entries), so no launch waits for the queue; as LaunchBench.BATCH.
 #define BATCH 128
 
-// The empty kernel of benchmarks/src/main/cuda/bench.cu as its nvcc-generated PTX (bench.ptx).
+// Graph launches between two untimed stream syncs: CapturedStepBench.STEPS, so at most 4 x 100
+// kernels are queued, as in the Java benchmark.
+#define GRAPH_BATCH 4
+
+// The empty and axpy4 kernels of benchmarks/src/main/cuda/bench.cu as their nvcc-generated PTX
+// (bench.ptx).
 static const char PTX[] =
     ".version 9.0\n"
     ".target sm_90\n"
     ".address_size 64\n"
     ".visible .entry empty()\n"
     "{\n"
+    "\tret;\n"
+    "}\n"
+    ".visible .entry axpy4(\n"
+    "\t.param .f32 axpy4_param_0,\n"
+    "\t.param .u64 axpy4_param_1,\n"
+    "\t.param .u64 axpy4_param_2,\n"
+    "\t.param .u32 axpy4_param_3\n"
+    ")\n"
+    "{\n"
+    "\t.reg .pred %p<2>;\n"
+    "\t.reg .f32 %f<5>;\n"
+    "\t.reg .b32 %r<6>;\n"
+    "\t.reg .b64 %rd<8>;\n"
+    "\tld.param.f32 %f1, [axpy4_param_0];\n"
+    "\tld.param.u64 %rd1, [axpy4_param_1];\n"
+    "\tld.param.u64 %rd2, [axpy4_param_2];\n"
+    "\tld.param.u32 %r2, [axpy4_param_3];\n"
+    "\tmov.u32 %r3, %ctaid.x;\n"
+    "\tmov.u32 %r4, %ntid.x;\n"
+    "\tmov.u32 %r5, %tid.x;\n"
+    "\tmad.lo.s32 %r1, %r3, %r4, %r5;\n"
+    "\tsetp.ge.s32 %p1, %r1, %r2;\n"
+    "\t@%p1 bra $L__BB1_2;\n"
+    "\tcvta.to.global.u64 %rd3, %rd2;\n"
+    "\tcvta.to.global.u64 %rd4, %rd1;\n"
+    "\tmul.wide.s32 %rd5, %r1, 4;\n"
+    "\tadd.s64 %rd6, %rd4, %rd5;\n"
+    "\tld.global.f32 %f2, [%rd6];\n"
+    "\tadd.s64 %rd7, %rd3, %rd5;\n"
+    "\tld.global.f32 %f3, [%rd7];\n"
+    "\tfma.rn.f32 %f4, %f2, %f1, %f3;\n"
+    "\tst.global.f32 [%rd7], %f4;\n"
+    "$L__BB1_2:\n"
     "\tret;\n"
     "}\n";
 
@@ -51,10 +92,30 @@ static void check(CUresult st, const char *call, int line) {
 #define CK(call) check((call), #call, __LINE__)
 
 static CUfunction empty_fn;
+static CUfunction axpy4_fn;
 static CUstream stream;
 static CUdeviceptr dev_small;
 static unsigned char *pageable;
 static unsigned char *pinned;
+
+// A chain of kernel nodes, each depending on the one before (what a stream capture of K launches
+// on one stream gives), and the argument values its nodes point at.
+struct chain {
+    CUgraph graph;
+    CUgraphExec exec;
+    CUgraphNode first;
+    CUDA_KERNEL_NODE_PARAMS first_params;
+    float a;
+    float first_a;
+    CUdeviceptr x;
+    CUdeviceptr y;
+    int n;
+    void *args[4];
+    void *first_args[4];
+};
+
+static struct chain chain20;
+static struct chain chain100;
 
 static long long now_ns(void) {
     struct timespec t;
@@ -109,6 +170,79 @@ static long long h2d_pinned(long iters) { return h2d(pinned, iters); }
 static long long d2h_pageable(long iters) { return d2h(pageable, iters); }
 static long long d2h_pinned(long iters) { return d2h(pinned, iters); }
 
+static void chain_build(struct chain *c, int kernels) {
+    memset(c, 0, sizeof *c);
+    c->a = 2.0f;
+    c->first_a = 2.0f;
+    c->x = dev_small;
+    c->y = dev_small;
+    c->n = 0;
+    c->args[0] = &c->a;
+    c->args[1] = &c->x;
+    c->args[2] = &c->y;
+    c->args[3] = &c->n;
+    memcpy(c->first_args, c->args, sizeof c->args);
+    c->first_args[0] = &c->first_a;
+    CK(cuGraphCreate(&c->graph, 0));
+    CUDA_KERNEL_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    p.func = axpy4_fn;
+    p.gridDimX = 1;
+    p.gridDimY = 1;
+    p.gridDimZ = 1;
+    p.blockDimX = 128;
+    p.blockDimY = 1;
+    p.blockDimZ = 1;
+    p.kernelParams = c->args;
+    CUgraphNode prev = NULL;
+    for (int i = 0; i < kernels; i++) {
+        CUgraphNode node;
+        CK(cuGraphAddKernelNode(&node, c->graph, prev == NULL ? NULL : &prev, prev == NULL ? 0 : 1, &p));
+        if (i == 0) {
+            c->first = node;
+        }
+        prev = node;
+    }
+    c->first_params = p;
+    c->first_params.kernelParams = c->first_args;
+    CK(cuGraphInstantiateWithFlags(&c->exec, c->graph, 0));
+    CK(cuGraphLaunch(c->exec, stream));
+    CK(cuStreamSynchronize(stream));
+}
+
+static void chain_destroy(struct chain *c) {
+    CK(cuGraphExecDestroy(c->exec));
+    CK(cuGraphDestroy(c->graph));
+}
+
+// Launches c's graph iters times, synchronizing the stream (untimed) before every GRAPH_BATCH;
+// with set_first, each launch follows a cuGraphExecKernelNodeSetParams of the first node with a
+// new `a`, two values in turn so every set changes the node, as CapturedStepBench's.
+static long long graph_steps(struct chain *c, int set_first, long iters) {
+    long long ns = 0;
+    for (long done = 0; done < iters;) {
+        long batch = iters - done < GRAPH_BATCH ? iters - done : GRAPH_BATCH;
+        CK(cuStreamSynchronize(stream));
+        long long t0 = now_ns();
+        for (long i = 0; i < batch; i++) {
+            if (set_first) {
+                c->first_a = c->first_a == 2.0f ? 3.0f : 2.0f;
+                CK(cuGraphExecKernelNodeSetParams(c->exec, c->first, &c->first_params));
+            }
+            CK(cuGraphLaunch(c->exec, stream));
+        }
+        ns += now_ns() - t0;
+        done += batch;
+    }
+    CK(cuStreamSynchronize(stream));
+    return ns;
+}
+
+static long long graph_launch20(long iters) { return graph_steps(&chain20, 0, iters); }
+static long long graph_set_launch20(long iters) { return graph_steps(&chain20, 1, iters); }
+static long long graph_launch100(long iters) { return graph_steps(&chain100, 0, iters); }
+static long long graph_set_launch100(long iters) { return graph_steps(&chain100, 1, iters); }
+
 struct bench_case {
     const char *name;
     const char *what;
@@ -143,6 +277,7 @@ int main(int argc, char **argv) {
     CK(cuCtxSetCurrent(ctx));
     CK(cuModuleLoadData(&module, PTX));
     CK(cuModuleGetFunction(&empty_fn, module, "empty"));
+    CK(cuModuleGetFunction(&axpy4_fn, module, "axpy4"));
     CK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     CK(cuMemAlloc_v2(&dev_small, SMALL));
     pageable = aligned_alloc(64, SMALL);
@@ -155,6 +290,8 @@ int main(int argc, char **argv) {
         pageable[i] = (unsigned char) (i * 31 + 7);
         pinned[i] = pageable[i];
     }
+    chain_build(&chain20, 20);
+    chain_build(&chain100, 100);
 
     struct bench_case cases[] = {
         {"c.allocFree1MiB", "cuMemAlloc_v2+cuMemFree_v2 of 1 MiB, warm", 2000 * scale, alloc_free, {0}},
@@ -166,6 +303,14 @@ int main(int argc, char **argv) {
         {"c.d2hPageable4KiB", "cuMemcpyDtoH_v2 of 4 KiB into pageable memory", 20000 * scale, d2h_pageable, {0}},
         {"c.d2hPinned4KiB", "cuMemcpyDtoH_v2 of 4 KiB into page-locked memory (cuMemAllocHost)", 20000 * scale,
          d2h_pinned, {0}},
+        {"c.graphLaunch20", "cuGraphLaunch of a 20-node axpy4 chain, warm; sync every 4, untimed", 8000 * scale,
+         graph_launch20, {0}},
+        {"c.graphSetLaunch20", "cuGraphExecKernelNodeSetParams (first node, new a) + cuGraphLaunch, 20 nodes; "
+         "sync every 4, untimed", 8000 * scale, graph_set_launch20, {0}},
+        {"c.graphLaunch100", "cuGraphLaunch of a 100-node axpy4 chain, warm; sync every 4, untimed", 4000 * scale,
+         graph_launch100, {0}},
+        {"c.graphSetLaunch100", "cuGraphExecKernelNodeSetParams (first node, new a) + cuGraphLaunch, 100 nodes; "
+         "sync every 4, untimed", 4000 * scale, graph_set_launch100, {0}},
     };
     int n = (int) (sizeof cases / sizeof cases[0]);
 
@@ -193,6 +338,8 @@ int main(int argc, char **argv) {
                c->name, sorted[ROUNDS / 2], sorted[0], sorted[ROUNDS - 1], ROUNDS, c->iters, c->what);
     }
 
+    chain_destroy(&chain20);
+    chain_destroy(&chain100);
     CK(cuMemFreeHost(pinned));
     free(pageable);
     CK(cuMemFree_v2(dev_small));

@@ -26,8 +26,10 @@ final class Charts {
     static String svg(List<Ratio> ratios) {
         List<Ratio> rows = new ArrayList<>();
         for (Ratio r : ratios) {
+            // Only ratios over a bare baseline: the plot's scale is the bare driver's time.
             if (!Double.isNaN(r.ratio()) && (r.bench().startsWith("LaunchBench.") || r.bench().startsWith("GraphBench.")
-                    || r.bench().startsWith("PairedBench.launch") || r.bench().startsWith("PairedBench.graph"))) {
+                    || r.bench().startsWith("PairedBench.launch") || r.bench().startsWith("PairedBench.graph"))
+                    && (r.baseline().endsWith(".bare") || r.baseline().endsWith(":bareNs"))) {
                 rows.add(r);
             }
         }
@@ -54,7 +56,7 @@ final class Charts {
             int y = top + i * rowH;
             double w = width * r.ratio() / max;
             String color = switch (r.verdict()) {
-                case NONE -> "#888888";
+                case NONE, NO_BASELINE -> "#888888";
                 case MET, MET_NO_ERROR -> "#2e7d32";
                 case WITHIN_ERROR -> "#ef8f00";
                 case MISSED, MISSED_NO_ERROR -> "#c62828";

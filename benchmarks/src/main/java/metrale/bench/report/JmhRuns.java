@@ -13,13 +13,38 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
 
-/** JMH's JSON result files read into runs, with the meta properties written beside each. */
+/** JMH's JSON result files read into runs, with the meta properties and side-by-side file written beside each. */
 final class JmhRuns {
 
-    /** One JMH result. */
+    /**
+     * One JMH result. {@code secondaryRaw} holds each secondary metric's per-iteration values
+     * (JMH's {@code rawData}, fork after fork), empty where JMH wrote none.
+     */
     record Result(String run, String bench, String params, String mode, double score, double error, String unit,
                   double bytesPerOp, double bytesPerOpError, Map<String, Double> secondary,
-                  Map<String, Double> secondaryError) {
+                  Map<String, Double> secondaryError, Map<String, double[]> secondaryRaw) {
+
+        /**
+         * The result without per-iteration data.
+         *
+         * @param run             the run's name
+         * @param bench           {@code Class.method}
+         * @param params          the parameters, {@code k=v} sorted by key, comma separated
+         * @param mode            JMH's mode
+         * @param score           the primary score
+         * @param error           its 99.9% half-width, or NaN
+         * @param unit            its unit
+         * @param bytesPerOp      {@code gc.alloc.rate.norm}, or NaN
+         * @param bytesPerOpError its error, or NaN
+         * @param secondary       secondary scores by name
+         * @param secondaryError  their errors
+         */
+        Result(String run, String bench, String params, String mode, double score, double error, String unit,
+               double bytesPerOp, double bytesPerOpError, Map<String, Double> secondary,
+               Map<String, Double> secondaryError) {
+            this(run, bench, params, mode, score, error, unit, bytesPerOp, bytesPerOpError, secondary, secondaryError,
+                    Map.of());
+        }
 
         /**
          * {@return the least and the most seconds per op within the score's error} Both are the
@@ -40,7 +65,7 @@ final class JmhRuns {
 
         private double at(double s) {
             return new Result(run, bench, params, mode, s, error, unit, bytesPerOp, bytesPerOpError, secondary,
-                    secondaryError).secondsPerOp();
+                    secondaryError, secondaryRaw).secondsPerOp();
         }
 
         /** {@return the score in seconds per op, or NaN for a mode without one} */
@@ -67,8 +92,12 @@ final class JmhRuns {
         }
     }
 
-    /** A run: its results and what describes it. */
-    record Run(String name, Path json, Properties meta, List<Result> results, Map<String, Object> first) {
+    /**
+     * A run: its results and what describes it, and the side-by-side measurements made with it
+     * ({@link SideBySide#NONE} where there were none).
+     */
+    record Run(String name, Path json, Properties meta, List<Result> results, Map<String, Object> first,
+               SideBySide sideBySide) {
 
         /** {@return the result of {@code bench} with {@code params}, or null where this run has none} */
         Result find(String bench, String params) {
@@ -128,11 +157,13 @@ final class JmhRuns {
             double bpoError = Double.NaN;
             Map<String, Double> secondary = new LinkedHashMap<>();
             Map<String, Double> secondaryError = new LinkedHashMap<>();
+            Map<String, double[]> secondaryRaw = new LinkedHashMap<>();
             if (m.get("secondaryMetrics") instanceof Map<?, ?> sm) {
                 for (var e : sm.entrySet()) {
                     if (e.getValue() instanceof Map<?, ?> v) {
                         secondary.put(e.getKey().toString(), Json.number(v.get("score")));
                         secondaryError.put(e.getKey().toString(), Json.number(v.get("scoreError")));
+                        secondaryRaw.put(e.getKey().toString(), raw(v.get("rawData")));
                         if (e.getKey().toString().endsWith("gc.alloc.rate.norm")) {
                             bpo = Json.number(v.get("score"));
                             bpoError = Json.number(v.get("scoreError"));
@@ -142,9 +173,29 @@ final class JmhRuns {
             }
             out.add(new Result(name, bench, params, (String) m.get("mode"), Json.number(pmx.get("score")),
                     Json.number(pmx.get("scoreError")), (String) pmx.get("scoreUnit"), bpo, bpoError, secondary,
-                    secondaryError));
+                    secondaryError, secondaryRaw));
         }
-        return new Run(name, json, meta, out, first == null ? Map.of() : first);
+        return new Run(name, json, meta, out, first == null ? Map.of() : first,
+                SideBySide.read(json.resolveSibling(name + SideBySide.SUFFIX)));
+    }
+
+    /** {@return JMH's {@code rawData} (a list per fork of per-iteration values) flattened, fork after fork} */
+    private static double[] raw(Object rawData) {
+        List<Double> values = new ArrayList<>();
+        if (rawData instanceof List<?> forks) {
+            for (Object fork : forks) {
+                if (fork instanceof List<?> iterations) {
+                    for (Object v : iterations) {
+                        values.add(Json.number(v));
+                    }
+                }
+            }
+        }
+        double[] out = new double[values.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = values.get(i);
+        }
+        return out;
     }
 
     private JmhRuns() {

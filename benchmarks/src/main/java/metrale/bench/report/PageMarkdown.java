@@ -55,7 +55,8 @@ final class PageMarkdown {
                     .append(" | ").append(fmt(r.score())).append(" | ").append(fmt(r.base())).append(" | ").append(r.unit())
                     .append(" | ").append(Double.isNaN(r.ratio()) ? "—" : String.format(Locale.ROOT, "%.3f", r.ratio()))
                     .append(" | ").append(range(r.lo(), r.hi()))
-                    .append(" | ").append(r.target()).append(" | ").append(r.verdict().label).append(" |\n");
+                    .append(" | ").append(r.target()).append(" | ").append(r.verdict().label)
+                    .append(r.why().isEmpty() ? "" : " (" + r.why() + ")").append(" |\n");
         }
         if (svgLink != null) {
             b.append("\n![launch-path ratios](").append(svgLink).append(")\n");
@@ -63,6 +64,7 @@ final class PageMarkdown {
 
         b.append("\n### Reading the table\n\n");
         b.append(reading(runs, ratios));
+        b.append(FastSection.targets(runs, ratios));
 
         for (Run run : runs) {
             b.append("\n## Run `").append(run.name()).append("`\n\n");
@@ -88,6 +90,7 @@ final class PageMarkdown {
                         .append(" | ").append(fmt(r.score())).append(" | ").append(fmt(r.error())).append(" | ")
                         .append(r.unit()).append(" | ").append(fmt(r.bytesPerOp())).append(" |\n");
             }
+            b.append(FastSection.sideBySide(run));
         }
 
         b.append("\n## How to reproduce\n\n");
@@ -196,7 +199,13 @@ final class PageMarkdown {
             byWhat.forEach((what, inRuns) -> parts.add(what + ": " + String.join(", ", inRuns)));
             b.append(String.join("; ", parts));
         }
-        b.append(String.format(Locale.ROOT, ". %d %s within error.\n", within, within == 1 ? "row is" : "rows are"));
+        b.append(String.format(Locale.ROOT, ". %d %s within error", within, within == 1 ? "row is" : "rows are"));
+        long unjudged = ratios.stream().filter(r -> r.verdict() == Verdict.NO_BASELINE).count();
+        if (unjudged > 0) {
+            b.append(String.format(Locale.ROOT, "; %d %s not judged for want of a baseline", unjudged,
+                    unjudged == 1 ? "target is" : "targets are"));
+        }
+        b.append(".\n");
         for (Run run : runs) {
             Result ledger = run.find("AllocBench.ledger", "bytes=1048576");
             Result noSites = run.find("AllocBench.ledgerNoSites", "bytes=1048576");

@@ -21,7 +21,10 @@ import metrale.bench.report.Targets.Ratio;
  *
  * Beside each {@code NAME-jmh.json} a {@code NAME-meta.properties} (written by
  * {@code run-bench.sh}: machine, cpu, gpu, driver, jvm, date, command) describes the run; without
- * one the page says what JMH's JSON itself records. Each ratio is a benchmark's score over its
+ * one the page says what JMH's JSON itself records. A {@code NAME-sidebyside.json} beside it
+ * ({@code benchmarks/sidebyside/run.sh} with {@code RUN_NAME=NAME}: the driver API from C, PyTorch,
+ * CuPy) is read with it, shown under the run and compared with by issue #22's targets, which judge
+ * only runs whose name starts with {@code h200-fast}. Each ratio is a benchmark's score over its
  * baseline's with the same parameters, in the direction where above 1 means slower than the
  * baseline. Targets are judged with JMH's 99.9% error bars: a target is met when the whole error
  * range of the ratio (the worst of both scores' bounds) meets it, missed when none of the range
