@@ -13,8 +13,9 @@ import metrale.telemetry.TraceEntry;
 /**
  * The rules of copies and memsets: every device range is checked against live memory before the
  * driver sees it, every device-to-host copy, blocking or not, is counted as one (each is a hidden
- * sync point), and an async copy from page-locked memory this runtime allocated waits for its
- * stream. Each method runs inside the caller's gate frame.
+ * sync point), an async copy from page-locked memory this runtime allocated waits for its
+ * stream, and a blocking copy of Java heap memory (an array, a heap segment) goes through the
+ * {@link StagingBuffers} when one is free. Each method runs inside the caller's gate frame.
  *
  * <p>The driver calls are framed by a {@code try}/{@code catch} of their own, not by
  * {@link Core#run}: a capturing lambda per call would allocate on every copy, and the failure's
@@ -38,7 +39,9 @@ final class CopyPart {
         c.checkRange(d, n, "copyH2D", "dst");
         var jfr = Jfr.beginCopy();
         try {
-            c.driver().memcpyHtoD(d, src, n);
+            if (src.isNative() || !c.staging().copyH2D(src, d, n)) {
+                c.driver().memcpyHtoD(d, src, n);
+            }
         } catch (GpuException e) {
             throw c.fail(e, "copyH2D " + n + " B to 0x" + Long.toHexString(d));
         }
@@ -53,7 +56,9 @@ final class CopyPart {
         c.checkRange(s, n, "copyD2H", "src");
         var jfr = Jfr.beginCopy();
         try {
-            c.driver().memcpyDtoH(dst, s, n);
+            if (dst.isNative() || !c.staging().copyD2H(s, dst, n)) {
+                c.driver().memcpyDtoH(dst, s, n);
+            }
         } catch (GpuException e) {
             throw c.fail(e, "copyD2H " + n + " B from 0x" + Long.toHexString(s));
         }
@@ -72,7 +77,7 @@ final class CopyPart {
             if (dst.isNative()) {
                 c.driver().memcpyDtoHAsync(dst, s, n, st);
                 c.driver().streamSynchronize(st);
-            } else {
+            } else if (!c.staging().copyD2HOnStream(s, dst, n, st)) {
                 // The async copy needs native memory that stays put; stage through a temporary.
                 try (Arena a = Arena.ofConfined()) {
                     MemorySegment tmp = a.allocate(Math.max(n, 1), 16).asSlice(0, n);
