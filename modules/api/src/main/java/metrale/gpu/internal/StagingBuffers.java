@@ -33,8 +33,11 @@ import metrale.gpu.spi.Driver;
  *
  * <p><b>Captures.</b> {@code cuMemHostAlloc} is a potentially unsafe call, which invalidates a
  * global-mode capture of any thread: no buffer is allocated while the runtime knows of a live
- * capture, and a copy then takes the driver's path. A failed allocation (page-locked memory
- * exhausted, say) stops further allocations; buffers already held stay in use.
+ * capture, and a copy then takes the driver's path. An allocation holds
+ * {@link #allocationLock()}, which the runtime's {@code beginCapture} holds from its driver call
+ * until the pool knows of the capture, so none runs while a capture of this runtime begins. A
+ * failed allocation (page-locked memory exhausted, say) stops further allocations; buffers already
+ * held stay in use.
  *
  * <p><b>Lifetime.</b> {@link #close} frees every buffer; after it nothing is staged. The runtime
  * closes this after every call has left its gate, so no copy holds a buffer then; should one still
@@ -84,6 +87,7 @@ final class StagingBuffers {
     @SuppressWarnings("unused") // accessed through FREED
     private volatile int freed;
     private volatile boolean allocationFailed;
+    private final Object allocationLock = new Object();
 
     /**
      * Makes the slots; no buffer is allocated until a copy takes one.
@@ -229,20 +233,34 @@ final class StagingBuffers {
     /** {@return slot {@code i}'s buffer, allocated if it has none; {@code null} when it cannot be} The caller holds slot {@code i}. */
     MemorySegment buffer(int i) {
         MemorySegment b = buffers[i];
-        if (b != null || allocationFailed || capturing.getAsBoolean()) {
+        if (b != null || allocationFailed) {
             return b;
         }
-        try {
-            b = driver.memHostAlloc(BUFFER_BYTES, 0);
-        } catch (GpuException e) {
-            allocationFailed = true;
-            LOG.log(e.error().isSticky() ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
-                    "metrale-gpu: copies of Java heap memory are no longer staged through page-locked buffers "
-                            + "(they take the driver's path): " + e.getMessage());
-            return null;
+        synchronized (allocationLock) {
+            if (allocationFailed || capturing.getAsBoolean()) {
+                return null;
+            }
+            try {
+                b = driver.memHostAlloc(BUFFER_BYTES, 0);
+            } catch (GpuException e) {
+                allocationFailed = true;
+                LOG.log(e.error().isSticky() ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
+                        "metrale-gpu: copies of Java heap memory are no longer staged through page-locked buffers "
+                                + "(they take the driver's path): " + e.getMessage());
+                return null;
+            }
         }
         buffers[i] = b;
         return b;
+    }
+
+    /**
+     * {@return the lock every buffer allocation holds} A capture's begin holds it from its driver
+     * call until the capture is registered, so no {@code cuMemHostAlloc} of this runtime can fall
+     * inside that window and invalidate the capture.
+     */
+    Object allocationLock() {
+        return allocationLock;
     }
 
     /** {@return how many buffers are allocated and not freed} For tests. */

@@ -163,6 +163,42 @@ class StagingBuffersTest {
         assertThat(driver.count("memHostAlloc")).isEqualTo(1);
     }
 
+    /**
+     * A capture's begin holds the allocation lock until the capture is registered: a copy that
+     * needs a buffer meanwhile waits, then sees the capture and allocates nothing.
+     */
+    @Test
+    void anAllocationWaitsForACaptureBeingBegunAndThenSeesIt() throws Exception {
+        CountDownLatch locked = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Thread beginner = new Thread(() -> {
+            synchronized (staging.allocationLock()) {
+                locked.countDown();
+                try {
+                    release.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                capturing = true;
+            }
+        }, "beginner");
+        beginner.start();
+        assertThat(locked.await(10, TimeUnit.SECONDS)).isTrue();
+        AtomicReference<Boolean> staged = new AtomicReference<>();
+        Thread copier = new Thread(() -> staged.set(staging.copyH2D(MemorySegment.ofArray(new byte[64]), dev, 64)), "copier");
+        copier.start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (copier.getState() != Thread.State.BLOCKED && copier.isAlive() && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertThat(copier.getState()).as("the copy waits for the begin").isEqualTo(Thread.State.BLOCKED);
+        release.countDown();
+        copier.join(10_000);
+        beginner.join(10_000);
+        assertThat(staged.get()).isFalse();
+        assertThat(driver.count("memHostAlloc")).isZero();
+    }
+
     @Test
     void aFailedAllocationStopsFurtherAllocations() {
         driver.failNext("memHostAlloc", CudaError.OUT_OF_MEMORY);
