@@ -159,13 +159,15 @@ final class StagingBuffers {
     /**
      * Copies {@code bytes} from {@code src} to the start of {@code dst} through a buffer, each
      * chunk with {@code cuMemcpyDtoHAsync} on {@code stream} then {@code cuStreamSynchronize}.
-     * {@return whether it did; {@code false}: nothing was copied}
+     * Not while a capture may be live: on a capturing stream the copy would be recorded with the
+     * buffer as its destination (and its wait would fail). {@return whether it did; {@code false}:
+     * nothing was copied}
      *
      * @throws GpuException a driver call's failure; the bytes before the failed chunk were copied.
      *                      After a failed wait the buffer is retired, never taken again.
      */
     boolean copyD2HOnStream(long src, MemorySegment dst, long bytes, long stream) {
-        int i = stageable(bytes) ? take() : -1;
+        int i = stageable(bytes) && !capturing.getAsBoolean() ? take() : -1;
         if (i < 0) {
             return false;
         }

@@ -247,6 +247,17 @@ class StagingBuffersTest {
     }
 
     @Test
+    void theStreamFormIsNotStagedWhileACaptureMayBeLive() {
+        long s = driver.streamCreate(1);
+        assertThat(staging.copyH2D(MemorySegment.ofArray(new byte[64]), dev, 64)).as("a buffer is held").isTrue();
+        capturing = true;
+        assertThat(staging.copyD2HOnStream(dev, MemorySegment.ofArray(new byte[64]), 64, s)).isFalse();
+        assertThat(driver.calls()).doesNotContain("memcpyDtoHAsync", "streamSynchronize");
+        capturing = false;
+        assertThat(staging.copyD2HOnStream(dev, MemorySegment.ofArray(new byte[64]), 64, s)).isTrue();
+    }
+
+    @Test
     void aFailedWaitRetiresTheBufferUntilClose() {
         long s = driver.streamCreate(1);
         driver.failNext("streamSynchronize", CudaError.INVALID_VALUE);
