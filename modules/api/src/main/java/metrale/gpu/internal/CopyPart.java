@@ -14,8 +14,9 @@ import metrale.telemetry.TraceEntry;
  * The rules of copies and memsets: every device range is checked against live memory before the
  * driver sees it, every device-to-host copy, blocking or not, is counted as one (each is a hidden
  * sync point), an async copy from page-locked memory this runtime allocated waits for its
- * stream, and a blocking copy of Java heap memory (an array, a heap segment) goes through the
- * {@link StagingBuffers} when one is free. Each method runs inside the caller's gate frame.
+ * stream, and a blocking copy of up to 256 KiB of Java heap memory (an array, a heap segment)
+ * goes through the {@link StagingBuffers} when one is free. Each method runs inside the caller's
+ * gate frame.
  *
  * <p>The driver calls are framed by a {@code try}/{@code catch} of their own, not by
  * {@link Core#run}: a capturing lambda per call would allocate on every copy, and the failure's

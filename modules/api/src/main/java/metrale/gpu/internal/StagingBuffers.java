@@ -33,7 +33,8 @@ import metrale.gpu.spi.Driver;
  *
  * <p><b>Captures.</b> {@code cuMemHostAlloc} is a potentially unsafe call, which invalidates a
  * global-mode capture of any thread: no buffer is allocated while the runtime knows of a live
- * capture, and a copy then takes the driver's path. An allocation holds
+ * capture, and a copy then takes the driver's path, as the stream form does whichever buffers are
+ * held (on a capturing stream it would be recorded into a buffer). An allocation holds
  * {@link #allocationLock()}, which the runtime's {@code beginCapture} holds from its driver call
  * until the pool knows of the capture, so none runs while a capture of this runtime begins. A
  * failed allocation (page-locked memory exhausted, say) stops further allocations; buffers already
@@ -41,8 +42,9 @@ import metrale.gpu.spi.Driver;
  *
  * <p><b>Lifetime.</b> {@link #close} frees every buffer; after it nothing is staged. The runtime
  * closes this after every call has left its gate, so no copy holds a buffer then; should one still
- * hold it, the copy frees it as it gives it back. Each buffer is freed exactly once. Thread-safe
- * and lock-free; taking and giving back allocate nothing.
+ * hold it, the copy frees it as it gives it back. Each buffer is freed exactly once. Thread-safe;
+ * taking and giving back a buffer are lock-free and allocate nothing, and only a buffer's first
+ * allocation takes a lock.
  */
 final class StagingBuffers {
 
