@@ -13,8 +13,14 @@ import metrale.telemetry.TraceEntry;
 /**
  * The rules of copies and memsets: every device range is checked against live memory before the
  * driver sees it, every device-to-host copy, blocking or not, is counted as one (each is a hidden
- * sync point), and an async copy from page-locked memory this runtime allocated waits for its
- * stream. Each method runs inside the caller's gate frame.
+ * sync point), an async copy from page-locked memory this runtime allocated waits for its
+ * stream, and a blocking copy of up to 256 KiB of Java heap memory (an array, a heap segment)
+ * goes through the {@link StagingBuffers} when one is free. Each method runs inside the caller's
+ * gate frame.
+ *
+ * <p>The driver calls are framed by a {@code try}/{@code catch} of their own, not by
+ * {@link Core#run}: a capturing lambda per call would allocate on every copy, and the failure's
+ * message is built only in the {@code catch}.
  */
 final class CopyPart {
 
@@ -33,7 +39,13 @@ final class CopyPart {
         long n = src.byteSize();
         c.checkRange(d, n, "copyH2D", "dst");
         var jfr = Jfr.beginCopy();
-        c.run(() -> c.driver().memcpyHtoD(d, src, n), () -> "copyH2D " + n + " B to 0x" + Long.toHexString(d));
+        try {
+            if (src.isNative() || !c.staging().copyH2D(src, d, n)) {
+                c.driver().memcpyHtoD(d, src, n);
+            }
+        } catch (GpuException e) {
+            throw c.fail(e, "copyH2D " + n + " B to 0x" + Long.toHexString(d));
+        }
         c.counters().h2dCopy(n);
         Jfr.copy(jfr, "H2D", n, false, 0);
     }
@@ -44,7 +56,13 @@ final class CopyPart {
         long n = dst.byteSize();
         c.checkRange(s, n, "copyD2H", "src");
         var jfr = Jfr.beginCopy();
-        c.run(() -> c.driver().memcpyDtoH(dst, s, n), () -> "copyD2H " + n + " B from 0x" + Long.toHexString(s));
+        try {
+            if (dst.isNative() || !c.staging().copyD2H(s, dst, n)) {
+                c.driver().memcpyDtoH(dst, s, n);
+            }
+        } catch (GpuException e) {
+            throw c.fail(e, "copyD2H " + n + " B from 0x" + Long.toHexString(s));
+        }
         c.counters().d2hCopy(n);
         Jfr.copy(jfr, "D2H", n, false, 0);
     }
@@ -60,7 +78,7 @@ final class CopyPart {
             if (dst.isNative()) {
                 c.driver().memcpyDtoHAsync(dst, s, n, st);
                 c.driver().streamSynchronize(st);
-            } else {
+            } else if (!c.staging().copyD2HOnStream(s, dst, n, st)) {
                 // The async copy needs native memory that stays put; stage through a temporary.
                 try (Arena a = Arena.ofConfined()) {
                     MemorySegment tmp = a.allocate(Math.max(n, 1), 16).asSlice(0, n);
@@ -86,7 +104,11 @@ final class CopyPart {
         long n = dst.byteSize();
         c.checkRange(s, n, "copyD2HAsync", "src");
         var jfr = Jfr.beginCopy();
-        c.run(() -> c.driver().memcpyDtoHAsync(dst, s, n, st), () -> "copyD2HAsync " + n + " B from " + src + " on " + stream);
+        try {
+            c.driver().memcpyDtoHAsync(dst, s, n, st);
+        } catch (GpuException e) {
+            throw c.fail(e, "copyD2HAsync " + n + " B from " + src + " on " + stream);
+        }
         c.counters().d2hCopy(n);
         Jfr.copy(jfr, "D2H", n, true, st);
     }
@@ -105,7 +127,11 @@ final class CopyPart {
                         + "use copyH2DAsyncRetained and keep the source alive until the next sync to skip the wait "
                         + "(warned once per runtime)");
             }
-            c.run(() -> c.driver().streamSynchronize(st), () -> "copyH2DAsync (pinned-source sync of " + stream + ")");
+            try {
+                c.driver().streamSynchronize(st);
+            } catch (GpuException e) {
+                throw c.fail(e, "copyH2DAsync (pinned-source sync of " + stream + ")");
+            }
         }
     }
 
@@ -121,7 +147,11 @@ final class CopyPart {
         long n = src.byteSize();
         c.checkRange(d, n, op, "dst");
         var jfr = Jfr.beginCopy();
-        c.run(() -> c.driver().memcpyHtoDAsync(d, src, n, st), () -> op + " " + n + " B to " + dst + " on " + stream);
+        try {
+            c.driver().memcpyHtoDAsync(d, src, n, st);
+        } catch (GpuException e) {
+            throw c.fail(e, op + " " + n + " B to " + dst + " on " + stream);
+        }
         c.counters().h2dCopy(n);
         Jfr.copy(jfr, "H2D", n, true, st);
         return st;
@@ -134,7 +164,11 @@ final class CopyPart {
         c.checkRange(s, bytes, "copyD2D", "src");
         c.checkRange(d, bytes, "copyD2D", "dst");
         var jfr = Jfr.beginCopy();
-        c.run(() -> c.driver().memcpyDtoD(d, s, bytes), () -> "copyD2D " + bytes + " B " + src + " -> " + dst);
+        try {
+            c.driver().memcpyDtoD(d, s, bytes);
+        } catch (GpuException e) {
+            throw c.fail(e, "copyD2D " + bytes + " B " + src + " -> " + dst);
+        }
         c.d2dDone(s, d, bytes);
         Jfr.copy(jfr, "D2D", bytes, false, 0);
     }
@@ -147,8 +181,11 @@ final class CopyPart {
         c.checkRange(d, bytes, "copyD2DAsync", "dst");
         long st = c.liveStream(stream, "copyD2DAsync");
         var jfr = Jfr.beginCopy();
-        c.run(() -> c.driver().memcpyDtoDAsync(d, s, bytes, st),
-                () -> "copyD2DAsync " + bytes + " B " + src + " -> " + dst + " on " + stream);
+        try {
+            c.driver().memcpyDtoDAsync(d, s, bytes, st);
+        } catch (GpuException e) {
+            throw c.fail(e, "copyD2DAsync " + bytes + " B " + src + " -> " + dst + " on " + stream);
+        }
         c.d2dDone(s, d, bytes);
         Jfr.copy(jfr, "D2D", bytes, true, st);
     }
@@ -176,8 +213,11 @@ final class CopyPart {
             c.checkRange(d, span2D(dstPitch, widthBytes, height), op, "dst");
         }
         var jfr = Jfr.beginCopy();
-        c.run(() -> c.driver().memcpy2DAsync(d, dstPitch, s, srcPitch, widthBytes, height, st),
-                () -> op + " " + widthBytes + "x" + height + " " + src + " -> " + dst + " on " + stream);
+        try {
+            c.driver().memcpy2DAsync(d, dstPitch, s, srcPitch, widthBytes, height, st);
+        } catch (GpuException e) {
+            throw c.fail(e, op + " " + widthBytes + "x" + height + " " + src + " -> " + dst + " on " + stream);
+        }
         c.counters().d2dCopy(n);
         Jfr.copy(jfr, "D2D", n, true, st);
     }
@@ -197,7 +237,11 @@ final class CopyPart {
         Checks.byteValue(value, "memset");
         Checks.size(bytes, "bytes", "memset");
         c.checkRange(p, bytes, "memset", "ptr");
-        c.run(() -> c.driver().memsetD8(p, value, bytes), () -> "memset " + bytes + " B at " + ptr);
+        try {
+            c.driver().memsetD8(p, value, bytes);
+        } catch (GpuException e) {
+            throw c.fail(e, "memset " + bytes + " B at " + ptr);
+        }
     }
 
     void memsetAsync(DevicePtr ptr, int value, long bytes, Stream stream) {
@@ -206,8 +250,11 @@ final class CopyPart {
         Checks.size(bytes, "bytes", "memsetAsync");
         c.checkRange(p, bytes, "memsetAsync", "ptr");
         long st = c.liveStream(stream, "memsetAsync");
-        c.run(() -> c.driver().memsetD8Async(p, value, bytes, st),
-                () -> "memsetAsync " + bytes + " B at " + ptr + " on " + stream);
+        try {
+            c.driver().memsetD8Async(p, value, bytes, st);
+        } catch (GpuException e) {
+            throw c.fail(e, "memsetAsync " + bytes + " B at " + ptr + " on " + stream);
+        }
         if (c.tracing().on()) {
             c.tracing().record(TraceEntry.memset(p, value, bytes), null);
         }

@@ -40,13 +40,14 @@ import metrale.telemetry.TraceEntry;
  * @param timingOn      whether each launch is a timing span
  * @param debugSync     whether each launch is followed by a sync of its stream
  * @param checkPointers whether kernel pointer arguments are checked against live memory
+ * @param staging       the page-locked buffers the blocking copies stage Java heap memory through
  */
 record Core(Driver driver, DeviceInfo info, Telemetry telemetry, LaunchTrace trace, Counters counters,
             KernelTiming timing, Tracing tracing, Gate gate, Failures failures, Ledger ledger, Set<Long> reportedLeaks,
             RedZones redZones, Quarantine quarantine, ArenaTable arenas, Adoptions adoptions, PinnedRegistry pinned,
             HandleTable streams, HandleTable events, HandleTable functions, HandleTable graphs, Modules modules,
             OpCache opCache, PoolFront pool, AllocSites sites, Resources resources,
-            boolean pooled, boolean timingOn, boolean debugSync, boolean checkPointers) {
+            boolean pooled, boolean timingOn, boolean debugSync, boolean checkPointers, StagingBuffers staging) {
 
     /** {@return the shared state of a runtime over {@code driver}, configured by {@code options}} */
     static Core of(GpuOptions options, Driver driver) {
@@ -74,7 +75,8 @@ record Core(Driver driver, DeviceInfo info, Telemetry telemetry, LaunchTrace tra
                 redZones, quarantine, new ArenaTable(), new Adoptions(), new PinnedRegistry(),
                 streams, new HandleTable(), new HandleTable(), new HandleTable(), new Modules(),
                 new OpCache(), pool, sites, resources,
-                !"driver".equals(options.allocator()), options.timing(), options.debugSync(), options.checkPointers());
+                !"driver".equals(options.allocator()), options.timing(), options.debugSync(), options.checkPointers(),
+                new StagingBuffers(driver, pool::capturing));
     }
 
     // ---- driver calls --------------------------------------------------------------------------

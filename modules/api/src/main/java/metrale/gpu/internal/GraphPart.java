@@ -28,8 +28,11 @@ final class GraphPart {
     void beginCapture(Stream stream, CaptureMode mode) {
         long s = c.liveStream(stream, "beginCapture");
         Objects.requireNonNull(mode, "mode");
-        c.run(() -> c.driver().streamBeginCapture(s, mode.code()), () -> "beginCapture " + stream + " " + mode);
-        c.pool().captureBegan(s, stream.toString(), mode.code());
+        // No staging buffer is allocated (a potentially unsafe call) between the begin and its registration.
+        synchronized (c.staging().allocationLock()) {
+            c.run(() -> c.driver().streamBeginCapture(s, mode.code()), () -> "beginCapture " + stream + " " + mode);
+            c.pool().captureBegan(s, stream.toString(), mode.code());
+        }
     }
 
     GraphHandle endCapture(Stream stream) {

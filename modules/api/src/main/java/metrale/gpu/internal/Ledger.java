@@ -16,7 +16,8 @@ import metrale.gpu.LeakDetection;
 /**
  * The allocation ledger: every live pointer from {@code alloc} and {@code allocManaged}, with its
  * size, red-zone pad, call site and creation index. Thread-safe; one lock guards the maps, and
- * no driver call is made while it is held.
+ * no driver call is made while it is held. {@link #covers} first asks a {@link LedgerCache} of the
+ * entries it found last, without the lock.
  *
  * <p>Invariant: {@link #liveBytes()} is the sum of the caller-visible sizes of the entries in
  * {@code live}; pads are not counted.
@@ -69,6 +70,7 @@ final class Ledger {
         }
     };
     private long liveBytes;
+    private final LedgerCache cache = new LedgerCache();
 
     /** {@return the next creation index} Indices are consumed even when the allocation then fails. */
     long nextIndex() {
@@ -94,6 +96,7 @@ final class Ledger {
         synchronized (lock) {
             Entry e = live.remove(ptr);
             if (e != null) {
+                cache.forget(e);
                 liveBytes -= e.allocation().bytes();
                 freed.put(ptr, new Freed(e, freeSite));
             }
@@ -145,18 +148,30 @@ final class Ledger {
     /**
      * {@return whether {@code [p, p + bytes)} lies inside one live allocation, its red zone
      * included} The red zone is memory of the allocation, so a host write into it reaches it and the
-     * scan names it, as a kernel's would. Allocates nothing.
+     * scan names it, as a kernel's would. A hit in the {@link LedgerCache} takes no lock and
+     * allocates nothing; a miss looks in the ledger and caches the entry it finds.
      */
     boolean covers(long p, long bytes) {
+        if (cache.covers(p, bytes)) {
+            return true;
+        }
         synchronized (lock) {
             Map.Entry<Long, Entry> f = live.floorEntry(p);
             if (f == null) {
                 return false;
             }
-            long size = f.getValue().allocation().bytes() + f.getValue().pad();
-            long off = p - f.getKey();
-            return Long.compareUnsigned(off, size) < 0 && Long.compareUnsigned(bytes, size - off) <= 0;
+            Entry e = f.getValue();
+            if (!LedgerCache.within(e.base(), e.allocation().bytes() + e.pad(), p, bytes)) {
+                return false;
+            }
+            cache.remember(e);
+            return true;
         }
+    }
+
+    /** {@return the cache {@link #covers} asks first} For tests. */
+    LedgerCache cache() {
+        return cache;
     }
 
     /**
@@ -270,6 +285,7 @@ final class Ledger {
                 freed.put(e.base(), new Freed(e, freeSite));
             }
             live.clear();
+            cache.clear();
             liveBytes = 0;
         }
         out.sort(Comparator.comparingLong(e -> e.allocation().index()));

@@ -12,9 +12,9 @@ import metrale.gpu.spi.Driver;
 /**
  * What close releases, in order: open captures ended, the context synchronized (unless a fault
  * was latched), then graphs, the quarantine, leaked allocations, the pool, arena chunks, pinned
- * memory, events, streams and modules, and last the driver. Every step is attempted; a failure is
- * logged, never thrown, and after a fault only at debug level, since every release then fails
- * the same way.
+ * memory, the staging buffers, events, streams and modules, and last the driver. Every step is
+ * attempted; a failure is logged, never thrown, and after a fault only at debug level, since
+ * every release then fails the same way.
  */
 final class Teardown {
 
@@ -54,6 +54,7 @@ final class Teardown {
         for (MemorySegment seg : c.pinned().drain()) {
             quietly("cuMemFreeHost", quiet, () -> driver.memFreeHost(seg));
         }
+        c.staging().close((what, step) -> quietly(what, quiet, step));
         for (HandleTable.Slot ev : c.events().drain()) {
             quietly("cuEventDestroy_v2", quiet, () -> driver.eventDestroy(ev.raw()));
         }

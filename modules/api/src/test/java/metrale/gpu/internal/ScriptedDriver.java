@@ -136,6 +136,8 @@ public final class ScriptedDriver implements Driver {
     private long poolUsedHigh;
 
     private final List<String> calls = new ArrayList<>();
+    /** The host side of each blocking copy: its address if native, -1 for a heap segment. */
+    private final List<Long> syncCopyHosts = new ArrayList<>();
     private final Map<String, Integer> counts = new HashMap<>();
     private final Map<String, ArrayDeque<CudaError>> failures = new HashMap<>();
     private final Map<String, Integer> drops = new HashMap<>();
@@ -328,6 +330,19 @@ public final class ScriptedDriver implements Driver {
     /** {@return every call so far, by method name, oldest first} */
     public synchronized List<String> calls() {
         return List.copyOf(calls);
+    }
+
+    /**
+     * {@return the host side of each {@code memcpyHtoD} and {@code memcpyDtoH} so far, oldest
+     * first: its address when native, -1 for a heap segment}
+     */
+    public synchronized List<Long> syncCopyHosts() {
+        return List.copyOf(syncCopyHosts);
+    }
+
+    /** {@return the base addresses of the live page-locked allocations} */
+    public synchronized Set<Long> pageLocked() {
+        return Set.copyOf(hostBytes.keySet());
     }
 
     /** {@return how often {@code call} was made} */
@@ -716,12 +731,14 @@ public final class ScriptedDriver implements Driver {
     @Override
     public synchronized void memcpyHtoD(long dst, MemorySegment src, long bytes) {
         call("memcpyHtoD");
+        syncCopyHosts.add(src.isNative() ? src.address() : -1L);
         write(dst, src.asSlice(0, bytes).toArray(ValueLayout.JAVA_BYTE));
     }
 
     @Override
     public synchronized void memcpyDtoH(MemorySegment dst, long src, long bytes) {
         call("memcpyDtoH");
+        syncCopyHosts.add(dst.isNative() ? dst.address() : -1L);
         MemorySegment.copy(read(src, (int) bytes), 0, dst, ValueLayout.JAVA_BYTE, 0, (int) bytes);
     }
 

@@ -8,6 +8,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -93,6 +94,64 @@ public abstract class LifetimeContract extends GpuContract {
         }
         assertThat(wrong).as("errors no caller made: only 'Gpu is closed' may end a worker").isEmpty();
         assertThat(gpu.isClosed()).isTrue();
+    }
+
+    /**
+     * Eight threads, platform and virtual, copy Java arrays to and from the device, staged through
+     * the runtime's page-locked buffers and (past 256 KiB) not, while close comes: every copy either
+     * completes with the right bytes or is refused as closed, and close frees every staging buffer
+     * (the backend holds nothing once it returns).
+     */
+    @Test
+    void closeWhileOtherThreadsCopyHeapArrays() throws Exception {
+        int threads = 8;
+        int span = 300 << 10;
+        DevicePtr p = gpu.alloc((long) threads * span);
+        Queue<Throwable> wrong = new ConcurrentLinkedQueue<>();
+        AtomicInteger ops = new AtomicInteger();
+        CountDownLatch started = new CountDownLatch(threads);
+        List<Thread> workers = new ArrayList<>();
+        for (int w = 0; w < threads; w++) {
+            int id = w;
+            DevicePtr mine = p.plus((long) id * span);
+            Runnable body = () -> {
+                int[] sizes = {4 << 10, 64 << 10, 100 << 10, span};
+                started.countDown();
+                try {
+                    for (int i = 0; i < MAX_OPS; i++) {
+                        int n = sizes[(i + id) % sizes.length];
+                        byte[] src = new byte[n];
+                        Arrays.fill(src, (byte) (id * 31 + i));
+                        int[] back = new int[n / 4];
+                        gpu.copyH2D(src, mine);
+                        gpu.copyD2H(mine, back);
+                        byte[] got = MemorySegment.ofArray(back).toArray(ValueLayout.JAVA_BYTE);
+                        if (!Arrays.equals(got, src)) {
+                            wrong.add(new AssertionError("worker " + id + " op " + i + " (" + n + " B) read back other bytes"));
+                            return;
+                        }
+                        ops.incrementAndGet();
+                    }
+                } catch (IllegalStateException e) {
+                    if (!e.getMessage().startsWith("Gpu is closed")) {
+                        wrong.add(e);
+                    }
+                } catch (Throwable t) {
+                    wrong.add(t);
+                }
+            };
+            workers.add(w % 2 == 0 ? Thread.ofPlatform().start(body) : Thread.ofVirtual().start(body));
+        }
+        assertThat(started.await(60, TimeUnit.SECONDS)).isTrue();
+        while (ops.get() < 40 && workers.stream().anyMatch(Thread::isAlive)) {
+            Thread.onSpinWait();
+        }
+        gpu.close();
+        assertBackendReleased(gpu);
+        for (Thread t : workers) {
+            t.join();
+        }
+        assertThat(wrong).as("errors no caller made: only 'Gpu is closed' may end a worker").isEmpty();
     }
 
     @Test
