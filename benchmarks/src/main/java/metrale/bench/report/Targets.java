@@ -64,13 +64,7 @@ final class Targets {
             new Paired("PoolBench.pair", "poolOnNs", "bareNs", 0.5, "pool hit alloc+free, every site walked (interleaved)"),
             new Paired("PoolBench.pair", "poolSampledNs", "bareNs", Double.NaN, "pool hit alloc+free, one site in 64 walked (interleaved)"),
             new Paired("PoolBench.pair", "poolCudaNs", "bareNs", Double.NaN, "pool over cuMemAllocAsync, sites off (interleaved)"),
-            new Paired("PoolBench.pair", "asyncNs", "bareNs", Double.NaN, "bare cuMemAllocAsync+cuMemFreeAsync (interleaved)"),
-            new Paired("CopyBench.pair", "h2dNativeNs", "h2dBareNs", 1.05, "small H2D from native memory (interleaved with bare cuMemcpyHtoD)"),
-            new Paired("CopyBench.pair", "h2dHeapNs", "h2dBareNs", 1.05, "small H2D from a byte[] (vs bare from native, interleaved)"),
-            new Paired("CopyBench.pair", "h2dHeapNs", "h2dBareHeapNs", Double.NaN, "small H2D from a byte[] (vs by hand: copy to native, bare call)"),
-            new Paired("CopyBench.pair", "d2hNativeNs", "d2hBareNs", 1.05, "small D2H into native memory (interleaved with bare cuMemcpyDtoH)"),
-            new Paired("CopyBench.pair", "d2hHeapNs", "d2hBareNs", 1.05, "small D2H into a byte[] (vs bare into native, interleaved)"),
-            new Paired("CopyBench.pair", "d2hHeapNs", "d2hBareHeapNs", Double.NaN, "small D2H into a byte[] (vs by hand: bare call, copy out)"));
+            new Paired("PoolBench.pair", "asyncNs", "bareNs", Double.NaN, "bare cuMemAllocAsync+cuMemFreeAsync (interleaved)"));
 
     /**
      * The run-name prefix of runs judged by issue #22's targets (the rules below, judged by
