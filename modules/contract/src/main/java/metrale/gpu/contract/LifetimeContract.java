@@ -54,24 +54,76 @@ public abstract class LifetimeContract extends GpuContract {
 
     @Test
     void closeWhileOtherThreadsLaunchCopyAllocateAndFree() throws Exception {
+        closeAgainst(4, (id, started, ops) -> {
+            try (KernelArgs a = new KernelArgs(); Arena arena = Arena.ofConfined()) {
+                MemorySegment host = arena.allocate(256);
+                KernelHandle add = gpu.kernel(MODULE, "add_i32");
+                started.countDown();
+                for (int i = 0; i < MAX_OPS; i++) {
+                    DevicePtr p = gpu.alloc(256);
+                    gpu.memsetAsync(p, 0, 256, Stream.DEFAULT);
+                    gpu.launch(add, LaunchConfig.forElements(64, 64), Stream.DEFAULT, a.clear().ptr(p).i32(1).i32(64));
+                    gpu.copyD2H(p, host);
+                    gpu.free(p);
+                    ops.incrementAndGet();
+                }
+            }
+        });
+        assertThat(gpu.isClosed()).isTrue();
+    }
+
+    /**
+     * Eight threads, platform and virtual, copy Java arrays to and from the device, staged through
+     * the runtime's page-locked buffers and (past 256 KiB) not, while close comes: every copy either
+     * completes with the right bytes or is refused as closed, and close frees every staging buffer
+     * (the backend holds nothing once it returns).
+     */
+    @Test
+    void closeWhileOtherThreadsCopyHeapArrays() throws Exception {
+        int threads = 8;
+        int span = 300 << 10;
+        DevicePtr p = gpu.alloc((long) threads * span);
+        closeAgainst(threads, (id, started, ops) -> {
+            DevicePtr mine = p.plus((long) id * span);
+            int[] sizes = {4 << 10, 64 << 10, 100 << 10, span};
+            started.countDown();
+            for (int i = 0; i < MAX_OPS; i++) {
+                int n = sizes[(i + id) % sizes.length];
+                byte[] src = new byte[n];
+                Arrays.fill(src, (byte) (id * 31 + i));
+                int[] back = new int[n / 4];
+                gpu.copyH2D(src, mine);
+                gpu.copyD2H(mine, back);
+                byte[] got = MemorySegment.ofArray(back).toArray(ValueLayout.JAVA_BYTE);
+                if (!Arrays.equals(got, src)) {
+                    throw new AssertionError("worker " + id + " op " + i + " (" + n + " B) read back other bytes");
+                }
+                ops.incrementAndGet();
+            }
+        });
+    }
+
+    /** One worker of {@link #closeAgainst}: counts {@code started} down once ready, {@code ops} up per round. */
+    @FunctionalInterface
+    private interface Worker {
+        void run(int id, CountDownLatch started, AtomicInteger ops) throws Exception;
+    }
+
+    /**
+     * Runs {@code threads} workers, platform and virtual in turn, closes the runtime once they have
+     * made 40 rounds between them (or all ended), and asserts that close released the backend before
+     * it returned and that no worker ended with anything but "Gpu is closed".
+     */
+    private void closeAgainst(int threads, Worker worker) throws Exception {
         Queue<Throwable> wrong = new ConcurrentLinkedQueue<>();
         AtomicInteger ops = new AtomicInteger();
-        CountDownLatch started = new CountDownLatch(4);
+        CountDownLatch started = new CountDownLatch(threads);
         List<Thread> workers = new ArrayList<>();
-        for (int w = 0; w < 4; w++) {
+        for (int w = 0; w < threads; w++) {
+            int id = w;
             Runnable body = () -> {
-                try (KernelArgs a = new KernelArgs(); Arena arena = Arena.ofConfined()) {
-                    MemorySegment host = arena.allocate(256);
-                    KernelHandle add = gpu.kernel(MODULE, "add_i32");
-                    started.countDown();
-                    for (int i = 0; i < MAX_OPS; i++) {
-                        DevicePtr p = gpu.alloc(256);
-                        gpu.memsetAsync(p, 0, 256, Stream.DEFAULT);
-                        gpu.launch(add, LaunchConfig.forElements(64, 64), Stream.DEFAULT, a.clear().ptr(p).i32(1).i32(64));
-                        gpu.copyD2H(p, host);
-                        gpu.free(p);
-                        ops.incrementAndGet();
-                    }
+                try {
+                    worker.run(id, started, ops);
                 } catch (IllegalStateException e) {
                     if (!e.getMessage().startsWith("Gpu is closed")) {
                         wrong.add(e);
@@ -88,65 +140,6 @@ public abstract class LifetimeContract extends GpuContract {
         }
         gpu.close();
         // close() waited for the calls in flight and released before returning, workers or not.
-        assertBackendReleased(gpu);
-        for (Thread t : workers) {
-            t.join();
-        }
-        assertThat(wrong).as("errors no caller made: only 'Gpu is closed' may end a worker").isEmpty();
-        assertThat(gpu.isClosed()).isTrue();
-    }
-
-    /**
-     * Eight threads, platform and virtual, copy Java arrays to and from the device, staged through
-     * the runtime's page-locked buffers and (past 256 KiB) not, while close comes: every copy either
-     * completes with the right bytes or is refused as closed, and close frees every staging buffer
-     * (the backend holds nothing once it returns).
-     */
-    @Test
-    void closeWhileOtherThreadsCopyHeapArrays() throws Exception {
-        int threads = 8;
-        int span = 300 << 10;
-        DevicePtr p = gpu.alloc((long) threads * span);
-        Queue<Throwable> wrong = new ConcurrentLinkedQueue<>();
-        AtomicInteger ops = new AtomicInteger();
-        CountDownLatch started = new CountDownLatch(threads);
-        List<Thread> workers = new ArrayList<>();
-        for (int w = 0; w < threads; w++) {
-            int id = w;
-            DevicePtr mine = p.plus((long) id * span);
-            Runnable body = () -> {
-                int[] sizes = {4 << 10, 64 << 10, 100 << 10, span};
-                started.countDown();
-                try {
-                    for (int i = 0; i < MAX_OPS; i++) {
-                        int n = sizes[(i + id) % sizes.length];
-                        byte[] src = new byte[n];
-                        Arrays.fill(src, (byte) (id * 31 + i));
-                        int[] back = new int[n / 4];
-                        gpu.copyH2D(src, mine);
-                        gpu.copyD2H(mine, back);
-                        byte[] got = MemorySegment.ofArray(back).toArray(ValueLayout.JAVA_BYTE);
-                        if (!Arrays.equals(got, src)) {
-                            wrong.add(new AssertionError("worker " + id + " op " + i + " (" + n + " B) read back other bytes"));
-                            return;
-                        }
-                        ops.incrementAndGet();
-                    }
-                } catch (IllegalStateException e) {
-                    if (!e.getMessage().startsWith("Gpu is closed")) {
-                        wrong.add(e);
-                    }
-                } catch (Throwable t) {
-                    wrong.add(t);
-                }
-            };
-            workers.add(w % 2 == 0 ? Thread.ofPlatform().start(body) : Thread.ofVirtual().start(body));
-        }
-        assertThat(started.await(60, TimeUnit.SECONDS)).isTrue();
-        while (ops.get() < 40 && workers.stream().anyMatch(Thread::isAlive)) {
-            Thread.onSpinWait();
-        }
-        gpu.close();
         assertBackendReleased(gpu);
         for (Thread t : workers) {
             t.join();
