@@ -30,16 +30,21 @@ final class BlockPool implements AutoCloseable {
 
     /** Chunks per participant slot: enough to even out a slow thread, few enough to stay long. */
     static final int CHUNKS_PER_SLOT = 8;
-    /** Longs between two counters of a job: one 64-byte cache line each, so claims do not false-share. */
+    /**
+     * Longs from one counter of a job to the next, with as many before the first and after the last:
+     * each counter alone on its 64-byte cache line, so claims share no line with each other or with
+     * what every participant reads.
+     */
     private static final int PAD = 8;
     /** Launches that can have helpers at once; more run on their own threads. */
     private static final int MAX_JOBS = 8;
     /** Helpers one newly working thread wakes: the owner wakes two, each of them two more. */
     private static final int FAN_OUT = 2;
     /**
-     * How long an idle helper, or an owner waiting for the last chunks, spins before it parks. A
-     * launch that follows within this time finds the helpers awake; unparking a thread costs
-     * tens of microseconds on a virtual machine, as much as a small grid's whole run.
+     * How long an idle helper, or an owner waiting for the last chunks, spins before it parks, when
+     * every participant has a processor of its own. A launch that follows within this time finds
+     * the helpers awake; unparking a thread costs tens of microseconds on a virtual machine, as much
+     * as a small grid's whole run.
      */
     private static final long SPIN_NANOS = 20_000;
 
@@ -89,6 +94,8 @@ final class BlockPool implements AutoCloseable {
     }
 
     private final int parallelism;
+    /** {@link #SPIN_NANOS}, or 0 where participants outnumber processors: a spinner would hold the core the work needs. */
+    private final long spinNanos;
     private final Helper[] helpers;
     private final Job[] jobs = new Job[MAX_JOBS];
 
@@ -98,6 +105,7 @@ final class BlockPool implements AutoCloseable {
             throw new IllegalArgumentException("parallelism " + parallelism + " < 1");
         }
         this.parallelism = parallelism;
+        this.spinNanos = parallelism <= Runtime.getRuntime().availableProcessors() ? SPIN_NANOS : 0;
         this.helpers = new Helper[parallelism - 1];
         for (int i = 0; i < helpers.length; i++) {
             helpers[i] = new Helper(i + 1);
@@ -133,7 +141,7 @@ final class BlockPool implements AutoCloseable {
             if (at >= 0) {
                 JOBS.setVolatile(jobs, at, null);
             }
-            j.await();
+            j.await(spinNanos);
         }
         Throwable f = j.failure();
         if (f instanceof RuntimeException r) {
@@ -170,7 +178,7 @@ final class BlockPool implements AutoCloseable {
     /** {@return a published job with chunks left to claim, looking from slot {@code from}, or {@code null}} */
     private Job find(int from) {
         for (int i = 0; i < MAX_JOBS; i++) {
-            Job j = (Job) JOBS.getAcquire(jobs, (from + i) % MAX_JOBS);
+            Job j = (Job) JOBS.getVolatile(jobs, (from + i) % MAX_JOBS);
             if (j != null && j.hasWork()) {
                 return j;
             }
@@ -186,6 +194,18 @@ final class BlockPool implements AutoCloseable {
                 LockSupport.unpark(h.thread);
                 count--;
             }
+        }
+    }
+
+    /**
+     * One step of a spin: mostly a spin-wait hint, now and then a yield, so that on fewer cores
+     * than participants the thread that has the work gets the core.
+     */
+    private static void pause(int spins) {
+        if ((spins & 63) == 0) {
+            Thread.yield();
+        } else {
+            Thread.onSpinWait();
         }
     }
 
@@ -222,12 +242,12 @@ final class BlockPool implements AutoCloseable {
 
         /** Spins for a while, then parks until a waker or {@link #close} moves {@link #state} on. */
         private void idle() {
-            long until = System.nanoTime() + SPIN_NANOS;
-            while (System.nanoTime() - until < 0) {
+            long until = System.nanoTime() + spinNanos;
+            for (int spins = 1; System.nanoTime() - until < 0; spins++) {
                 if (find(slot) != null) {
                     return;
                 }
-                Thread.onSpinWait();
+                pause(spins);
             }
             if (!STATE.compareAndSet(this, RUNNING, PARKED)) {
                 return;
@@ -257,12 +277,15 @@ final class BlockPool implements AutoCloseable {
         final Work work;
         final Thread owner;
         /**
-         * The next unclaimed chunk of range {@code r} at {@code [r * PAD]}, and the chunks not yet
-         * finished at {@code [slots * PAD]}; each on its own cache line.
+         * The next unclaimed chunk of range {@code r} at {@code [(r + 1) * PAD]}, and the chunks not
+         * yet finished at {@link #unfinished}; each on its own cache line.
          */
         final long[] counters;
+        final int unfinished;
         /** Blocks at or past it do not start: the lowest failing block so far, else {@link #blocks}. */
         volatile long limit;
+        /** Whether the owner is parked, or about to, waiting for the last chunks: only then is it unparked. */
+        volatile boolean ownerParked;
         /** The failure of block {@link #limit}; guarded by this. */
         private Throwable failure;
 
@@ -276,11 +299,12 @@ final class BlockPool implements AutoCloseable {
             this.rangesWithOneMore = chunks % slots;
             this.work = work;
             this.owner = owner;
-            this.counters = new long[(slots + 1) * PAD];
+            this.counters = new long[(slots + 2) * PAD];
             for (int r = 0; r < slots; r++) {
-                counters[r * PAD] = rangeStart(r);
+                counters[(r + 1) * PAD] = rangeStart(r);
             }
-            counters[slots * PAD] = chunks;
+            this.unfinished = (slots + 1) * PAD;
+            counters[unfinished] = chunks;
             this.limit = blocks;
         }
 
@@ -294,7 +318,7 @@ final class BlockPool implements AutoCloseable {
 
         boolean hasWork() {
             for (int r = 0; r < slots; r++) {
-                if ((long) COUNTER.getAcquire(counters, r * PAD) < rangeStart(r + 1)) {
+                if ((long) COUNTER.getAcquire(counters, (r + 1) * PAD) < rangeStart(r + 1)) {
                     return true;
                 }
             }
@@ -307,7 +331,7 @@ final class BlockPool implements AutoCloseable {
             try {
                 for (int i = 0; i < slots; i++) {
                     int r = (slot + i) % slots;
-                    int at = r * PAD;
+                    int at = (r + 1) * PAD;
                     long end = rangeStart(r + 1);
                     while ((long) COUNTER.getAcquire(counters, at) < end) {
                         long c = (long) COUNTER.getAndAdd(counters, at, 1L);
@@ -338,7 +362,7 @@ final class BlockPool implements AutoCloseable {
             } catch (Throwable t) {
                 fail(b, t);
             } finally {
-                if ((long) COUNTER.getAndAdd(counters, slots * PAD, -1L) == 1L && Thread.currentThread() != owner) {
+                if ((long) COUNTER.getAndAdd(counters, unfinished, -1L) == 1L && ownerParked) {
                     LockSupport.unpark(owner);
                 }
             }
@@ -356,19 +380,23 @@ final class BlockPool implements AutoCloseable {
             return failure;
         }
 
-        /** Waits, uninterruptibly, until every claimed chunk has finished. */
-        void await() {
-            int at = slots * PAD;
+        /** Waits, uninterruptibly, until every claimed chunk has finished; spins {@code spinNanos} first. */
+        void await(long spinNanos) {
+            int at = unfinished;
             boolean interrupted = false;
-            long spinUntil = System.nanoTime() + SPIN_NANOS;
-            while ((long) COUNTER.getAcquire(counters, at) != 0) {
+            long spinUntil = System.nanoTime() + spinNanos;
+            for (int spins = 1; (long) COUNTER.getVolatile(counters, at) != 0; spins++) {
                 if (System.nanoTime() - spinUntil < 0) {
-                    Thread.onSpinWait();
+                    pause(spins);
+                } else if (!ownerParked) {
+                    // Announced before the loop looks again, so the last chunk's finisher sees it and unparks.
+                    ownerParked = true;
                 } else {
                     LockSupport.park(this);
                     interrupted |= Thread.interrupted();
                 }
             }
+            ownerParked = false;
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
