@@ -4,13 +4,14 @@ package metrale.gpu.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import java.util.List;
 import metrale.gpu.DevicePtr;
 import metrale.gpu.Dim3;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuException;
 import metrale.gpu.KernelArgs;
-import metrale.gpu.LeakDetection;
 import metrale.gpu.LaunchConfig;
+import metrale.gpu.LeakDetection;
 import metrale.gpu.Stream;
 import metrale.gpu.contract.GpuContract;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -20,7 +21,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * {@code sim.blocks=parallel} against the in-order run: a race-free kernel leaves the same memory,
  * with every thread of every block run exactly once, whatever the grid's shape; a kernel that
- * faults reports the same fault, that of the lowest faulting block, however its blocks were timed.
+ * faults reports the same fault, that of the lowest faulting block, however its blocks were timed;
+ * the detectors (bounds, shared-memory races, the initcheck) fire as they do in order.
  */
 class SimParallelBlocksTest {
 
@@ -168,6 +170,68 @@ class SimParallelBlocksTest {
         assertThat(ordered).contains("ILLEGAL_ADDRESS").contains(ptx ? "thread (5,0,0) of block (61,0,0)" : "[3909]");
         for (int round = 0; round < 10; round++) {
             assertThat(faultOf("parallel", ptx, 400, 61 * 64 + 5)).isEqualTo(ordered);
+        }
+    }
+
+    /** {@return {@code checks.ptx} (the detectors' kernels, from {@code ptx/checks.cu}) on a runtime with twins off} */
+    private static Gpu openChecks(String order, boolean initCheck) {
+        Gpu gpu = Gpu.builder().backend("sim").leakDetection(LeakDetection.ALL)
+                .backendOption(SimOptions.PROCESS, SimOptions.PROCESS_FRESH)
+                .backendOption(SimOptions.TWINS, SimTwinMode.OFF.option()).backendOption(SimOptions.BLOCKS, order)
+                .backendOption(SimInitCheck.OPT_INITCHECK, Boolean.toString(initCheck)).open();
+        try (var in = SimParallelBlocksTest.class.getResourceAsStream("/ptx/checks.ptx")) {
+            gpu.loadModule("checks", in.readAllBytes());
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return gpu;
+    }
+
+    /** {@return the fault of {@code kernel} of checks.ptx over 8 blocks of 64 threads, every block of which faults} */
+    private static String detected(String order, String kernel) {
+        try (Gpu gpu = openChecks(order, false); KernelArgs args = new KernelArgs()) {
+            DevicePtr small = gpu.alloc(4L * 64);
+            DevicePtr out = gpu.alloc(4L * 8 * 64);
+            gpu.memset(small, 0, 4L * 64);
+            if (kernel.equals("neighbour_racy")) {
+                args.ptr(out);
+            } else {
+                args.ptr(small).ptr(out).i32(64).i32(64);
+            }
+            GpuException e = catchThrowableOfType(GpuException.class, () -> {
+                gpu.launch(gpu.kernel("checks", kernel), LaunchConfig.of(8, 64), Stream.DEFAULT, args);
+                gpu.synchronize();
+            });
+            assertThat(e).as("%s %s", order, kernel).isNotNull();
+            return e.error() + " " + e.getMessage().replaceAll("0x[0-9a-f]+", "ADDR");
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"neighbour_racy, shared-memory race, block (0,0,0)", "load_past, ILLEGAL_ADDRESS, of block (1,0,0)"})
+    void theDetectorsFireInParallelAsInOrder(String kernel, String what, String block) {
+        String ordered = detected("ordered", kernel);
+        assertThat(ordered).contains(what, block);
+        for (int round = 0; round < 5; round++) {
+            assertThat(detected("parallel", kernel)).isEqualTo(ordered);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"ordered", "parallel"})
+    void theInitcheckCountsEveryUnwrittenReadOfBlocksRunningAtOnce(String order) {
+        try (Gpu gpu = openChecks(order, true); KernelArgs args = new KernelArgs()) {
+            int n = 64 * 64;
+            DevicePtr never = gpu.alloc(4L * n);
+            DevicePtr out = gpu.alloc(4L * n);
+            gpu.launch(gpu.kernel("checks", "twice"), LaunchConfig.forElements(n, 64), Stream.DEFAULT,
+                    args.ptr(never).ptr(out).i32(n));
+            gpu.synchronize();
+            List<UninitializedRead> reads = gpu.unwrap(SimInitCheck.class).orElseThrow().uninitializedReads();
+            assertThat(reads).hasSize(1);
+            // Which block's read came first (the record's offset) is the timing's; the count is not.
+            assertThat(reads.get(0).count()).as("unwritten reads counted").isEqualTo(n);
+            assertThat(reads.get(0).offset()).isBetween(0L, 4L * n - 4);
         }
     }
 }
