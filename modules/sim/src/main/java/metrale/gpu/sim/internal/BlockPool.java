@@ -29,7 +29,7 @@ import java.util.concurrent.locks.LockSupport;
 final class BlockPool implements AutoCloseable {
 
     /** Chunks per participant slot: enough to even out a slow thread, few enough to stay long. */
-    static final int CHUNKS_PER_SLOT = 8;
+    private static final int CHUNKS_PER_SLOT = 8;
     /**
      * Longs from one counter of a job to the next, with as many before the first and after the last:
      * each counter alone on its 64-byte cache line, so claims share no line with each other or with
@@ -43,8 +43,8 @@ final class BlockPool implements AutoCloseable {
     /**
      * How long an idle helper, or an owner waiting for the last chunks, spins before it parks, when
      * every participant has a processor of its own. A launch that follows within this time finds
-     * the helpers awake; unparking a thread costs tens of microseconds on a virtual machine, as much
-     * as a small grid's whole run.
+     * the helpers awake: waking a parked thread is a system call and a wait for the scheduler,
+     * longer on a virtual machine, as long as a small grid's whole run.
      */
     private static final long SPIN_NANOS = 20_000;
 
@@ -113,11 +113,6 @@ final class BlockPool implements AutoCloseable {
         for (Helper h : helpers) {
             h.thread.start();
         }
-    }
-
-    /** {@return how many threads a launch's blocks may run on at once} */
-    int parallelism() {
-        return parallelism;
     }
 
     /**
