@@ -38,9 +38,15 @@ import org.openjdk.jmh.annotations.TearDown;
  * {@code n}. Issue #21's targets: compiled PTX at least 1e8 thread-invocations per second on one
  * core and within 3x of the twin.
  *
- * <p>Scaling from one core to all with {@code blocks=parallel}: the simulator's block pool has a
- * worker per available processor (at least 2), so run the parallel cases once per core count with
- * {@code -jvmArgsAppend -XX:ActiveProcessorCount=K}.
+ * <p>Scaling from one core to all with {@code blocks=parallel}: the simulator's block pool runs a
+ * launch on a thread per available processor (at least 2: the launching thread and helpers). Run
+ * the parallel cases once per core count K under {@code taskset -c 0-(K-1)}, which confines the
+ * JVM to K cores and makes it see K processors. {@code -XX:ActiveProcessorCount=K} alone sizes the
+ * pool but leaves its threads free to run on every core: at K = 1 the pool's two threads ran on two
+ * cores (171% CPU against 99% under {@code taskset -c 0}), so its rate was a two-core rate. Name
+ * the collector too ({@code -XX:+UseG1GC}): on one processor the JVM picks Serial, whose cheaper
+ * reference-store barrier made the compiled kernel 17% faster per thread than under G1 (24.1
+ * against 28.3 ms of CPU a launch of 1 Mi threads), which reads as lost scaling.
  *
  * <p>Run: {@code java -jar benchmarks.jar SimPtxBench}.
  */

@@ -17,8 +17,12 @@ public enum SimBlockOrder {
      */
     SHUFFLED,
     /**
-     * Blocks spread over several threads at once: races between blocks happen for real, so a result
-     * may change from run to run. The threads of one block still run on one thread, in order.
+     * Blocks spread over several threads at once (one per available processor, at least two): races
+     * between blocks happen for real, so a result may change from run to run. The threads of one
+     * block still run on one thread, in order. Each thread runs contiguous runs of blocks in index
+     * order and takes over what a slower thread has not started. A fault stops the launch: blocks
+     * past the lowest faulting one may not run, every block before it does, and the fault reported
+     * is that block's, as in {@link #ORDERED}.
      */
     PARALLEL
 }

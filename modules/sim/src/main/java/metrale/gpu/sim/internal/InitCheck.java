@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.sim.internal;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import metrale.gpu.sim.ByteView;
 import metrale.gpu.sim.DoubleView;
 import metrale.gpu.sim.FloatView;
@@ -21,14 +23,22 @@ import metrale.telemetry.CallSites;
  * garbage, not a value). Managed and page-locked memory are not tracked: the host writes them
  * directly.
  *
- * <p>Guarded by its own monitor, so kernel bodies may call it from any thread.
+ * <p>Kernel bodies may call it from any thread, blocks from several at once
+ * ({@code sim.blocks=parallel}): an access takes no lock, marking written bits is an atomic or of
+ * the bits not yet set, and only a read that finds unwritten bytes takes the monitor that guards
+ * what was found. A read racing a write of the same bytes by another block may see them either
+ * way, as a race between blocks is undefined on a GPU.
  */
 final class InitCheck {
 
     /** The most distinct (access, allocation) pairs kept; later ones are only counted. */
     private static final int MAX_REPORTS = 256;
 
-    private final IdentityHashMap<Alloc, Shadow> shadows = new IdentityHashMap<>();
+    private static final VarHandle BITS = MethodHandles.arrayElementVarHandle(long[].class);
+
+    /** By allocation, which compares by identity. */
+    private final Map<Alloc, Shadow> shadows = new ConcurrentHashMap<>();
+    /** Guarded by this, as {@link #dropped} is. */
     private final Map<String, Found> found = new LinkedHashMap<>();
     private long dropped;
 
@@ -50,7 +60,11 @@ final class InitCheck {
                 int w = (int) (b >>> 6);
                 int lo = (int) (b & 63);
                 int n = (int) Math.min(64 - lo, end - b);
-                bits[w] |= (n == 64 ? -1L : ((1L << n) - 1) << lo);
+                long m = n == 64 ? -1L : ((1L << n) - 1) << lo;
+                // Rewritten bytes cost no atomic: most stores go to memory already written once.
+                if (((long) BITS.getOpaque(bits, w) & m) != m) {
+                    BITS.getAndBitwiseOr(bits, w, m);
+                }
                 b += n;
             }
         }
@@ -59,7 +73,7 @@ final class InitCheck {
         long firstUnwritten(long off, long len) {
             long end = off + len;
             for (long b = off; b < end; b++) {
-                if ((bits[(int) (b >>> 6)] & (1L << (b & 63))) == 0) {
+                if (((long) BITS.getOpaque(bits, (int) (b >>> 6)) & (1L << (b & 63))) == 0) {
                     return b;
                 }
             }
@@ -69,7 +83,7 @@ final class InitCheck {
         long unwritten(long off, long len) {
             long n = 0;
             for (long b = off; b < off + len; b++) {
-                if ((bits[(int) (b >>> 6)] & (1L << (b & 63))) == 0) {
+                if (((long) BITS.getOpaque(bits, (int) (b >>> 6)) & (1L << (b & 63))) == 0) {
                     n++;
                 }
             }
@@ -93,14 +107,14 @@ final class InitCheck {
     }
 
     /** Starts tracking a new allocation: nothing of it is written. */
-    synchronized void allocated(Alloc a) {
+    void allocated(Alloc a) {
         if (a.kind == Alloc.Kind.DEVICE) {
             shadows.put(a, new Shadow(a, applicationSite()));
         }
     }
 
     /** Stops tracking a freed allocation; what was found through it stays. */
-    synchronized void freed(Alloc a) {
+    void freed(Alloc a) {
         shadows.remove(a);
     }
 
@@ -112,7 +126,7 @@ final class InitCheck {
         }
     }
 
-    synchronized void wrote(Alloc a, long off, long bytes) {
+    void wrote(Alloc a, long off, long bytes) {
         Shadow s = shadows.get(a);
         if (s != null) {
             s.mark(off, Math.min(bytes, a.size - off));
@@ -127,16 +141,21 @@ final class InitCheck {
         }
     }
 
-    synchronized void read(String access, Alloc a, long off, long bytes) {
+    void read(String access, Alloc a, long off, long bytes) {
         Shadow s = shadows.get(a);
         if (s == null) {
             return;
         }
         long len = Math.min(bytes, a.size - off);
         long first = s.firstUnwritten(off, len);
-        if (first < 0) {
-            return;
+        if (first >= 0) {
+            record(access, s, off, len, first);
         }
+    }
+
+    /** Counts a read of {@code [off, off + len)} of {@code s} by {@code access} whose byte {@code first} was never written. */
+    private synchronized void record(String access, Shadow s, long off, long len, long first) {
+        Alloc a = s.alloc;
         String key = access + "\u0000" + a.index;
         Found f = found.get(key);
         if (f != null) {

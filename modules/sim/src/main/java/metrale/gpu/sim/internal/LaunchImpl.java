@@ -3,12 +3,7 @@ package metrale.gpu.sim.internal;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.Future;
+import java.util.function.Supplier;
 import metrale.gpu.CudaError;
 import metrale.gpu.Dim3;
 import metrale.gpu.sim.BlockBody;
@@ -25,8 +20,6 @@ import metrale.gpu.sim.ThreadBody;
 /** One launch as its {@link SimKernel} sees it; lives for one {@link SimKernel#launch} call. */
 final class LaunchImpl implements SimLaunch, AutoCloseable {
 
-    /** Worker threads for {@link SimBlockOrder#PARALLEL}: daemon threads, at least two. */
-    private static final ForkJoinPool BLOCK_POOL = new ForkJoinPool(Math.max(2, Runtime.getRuntime().availableProcessors()));
     /** Above this many blocks a shuffled order is a seeded affine permutation rather than a full shuffle. */
     private static final long FULL_SHUFFLE_MAX = 1 << 20;
 
@@ -273,12 +266,12 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
                     c.runBlock(body);
                 }
             }
-            case PARALLEL -> parallel((worker, workers) -> {
+            case PARALLEL -> BlockPool.shared().run(blocks(), () -> {
                 Cursor c = new Cursor(g.x(), g.y(), g.z(), b.x(), b.y(), b.z());
-                for (long blk = worker; blk < blocks(); blk += workers) {
+                return blk -> {
                     place(c, blk);
                     c.runBlock(body);
-                }
+                };
             });
         }
     }
@@ -288,18 +281,7 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
         Dim3 g = k.grid();
         Dim3 b = k.block();
         if (engine.blockOrder == SimBlockOrder.PARALLEL) {
-            // Each worker has its own block and shared memory, from an arena every worker may use.
-            try (Arena arena = Arena.ofShared()) {
-                parallel((worker, workers) -> {
-                    MemorySegment shared = k.sharedMemBytes() > 0 ? arena.allocate(k.sharedMemBytes(), 16) : MemorySegment.NULL;
-                    BlockImpl block = new BlockImpl(new Cursor(g.x(), g.y(), g.z(), b.x(), b.y(), b.z()), shared);
-                    for (long blk = worker; blk < blocks(); blk += workers) {
-                        shared.fill((byte) 0);
-                        place(block.cursor, blk);
-                        body.run(block);
-                    }
-                });
-            }
+            BlockPool.shared().run(blocks(), () -> new BlockParticipant(body));
             return;
         }
         MemorySegment shared = MemorySegment.NULL;
@@ -345,11 +327,15 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
         void run(int x, int y, int z);
     }
 
-    /** Runs {@code body} once per block of the grid, in the device's block order ({@link SimBlockOrder}). */
-    void forEachBlockIndex(BlockIndexBody body) {
+    /**
+     * Runs a body once per block of the grid, in the device's block order ({@link SimBlockOrder});
+     * each thread that runs blocks gets its own body from {@code bodies}, made on that thread.
+     */
+    void forEachBlockIndex(Supplier<BlockIndexBody> bodies) {
         Dim3 g = k.grid();
         switch (engine.blockOrder) {
             case ORDERED -> {
+                BlockIndexBody body = bodies.get();
                 for (int z = 0; z < g.z(); z++) {
                     for (int y = 0; y < g.y(); y++) {
                         for (int x = 0; x < g.x(); x++) {
@@ -359,16 +345,16 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
                 }
             }
             case SHUFFLED -> {
+                BlockIndexBody body = bodies.get();
                 BlockSequence seq = shuffled();
                 for (long i = 0; i < seq.total; i++) {
                     long blk = seq.at(i);
                     body.run((int) (blk % g.x()), (int) ((blk / g.x()) % g.y()), (int) (blk / ((long) g.x() * g.y())));
                 }
             }
-            case PARALLEL -> parallel((worker, workers) -> {
-                for (long blk = worker; blk < blocks(); blk += workers) {
-                    body.run((int) (blk % g.x()), (int) ((blk / g.x()) % g.y()), (int) (blk / ((long) g.x() * g.y())));
-                }
+            case PARALLEL -> BlockPool.shared().run(blocks(), () -> {
+                BlockIndexBody body = bodies.get();
+                return blk -> body.run((int) (blk % g.x()), (int) ((blk / g.x()) % g.y()), (int) (blk / ((long) g.x() * g.y())));
             });
         }
     }
@@ -428,45 +414,6 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
         return a;
     }
 
-    /** One worker's share of the blocks: {@code worker} of {@code workers}. */
-    private interface Share {
-        void run(int worker, int workers);
-    }
-
-    /** Runs {@code share} on the block pool's threads at once and rethrows the first failure here. */
-    private void parallel(Share share) {
-        int workers = (int) Math.min(blocks(), BLOCK_POOL.getParallelism());
-        List<Callable<Void>> tasks = new ArrayList<>(workers);
-        for (int w = 0; w < workers; w++) {
-            int worker = w;
-            tasks.add(() -> {
-                share.run(worker, workers);
-                return null;
-            });
-        }
-        Throwable first = null;
-        try {
-            for (Future<Void> f : BLOCK_POOL.invokeAll(tasks)) {
-                try {
-                    f.get();
-                } catch (ExecutionException e) {
-                    if (first == null) {
-                        first = e.getCause();
-                    }
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new SimFault(CudaError.LAUNCH_FAILED, "interrupted while blocks ran in parallel", e);
-        }
-        if (first instanceof RuntimeException r) {
-            throw r;
-        }
-        if (first instanceof Error e) {
-            throw e;
-        }
-    }
-
     @Override
     public void close() {
         if (sharedArena != null) {
@@ -475,10 +422,43 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
         }
     }
 
-    /** The block a {@link BlockBody} sees; one per launch, moved from block to block. */
+    /**
+     * One thread's part of a parallel {@link #forEachBlock}: its own block, moved from block to
+     * block, and its own shared memory, in an arena of that thread's.
+     */
+    private final class BlockParticipant implements BlockPool.Participant {
+        private final BlockBody body;
+        private final Arena arena;
+        private final BlockImpl block;
+
+        BlockParticipant(BlockBody body) {
+            this.body = body;
+            Dim3 g = k.grid();
+            Dim3 b = k.block();
+            this.arena = k.sharedMemBytes() > 0 ? Arena.ofConfined() : null;
+            MemorySegment shared = arena != null ? arena.allocate(k.sharedMemBytes(), 16) : MemorySegment.NULL;
+            this.block = new BlockImpl(new Cursor(g.x(), g.y(), g.z(), b.x(), b.y(), b.z()), shared);
+        }
+
+        @Override
+        public void run(long blk) {
+            block.shared.fill((byte) 0);
+            place(block.cursor, blk);
+            body.run(block);
+        }
+
+        @Override
+        public void done() {
+            if (arena != null) {
+                arena.close();
+            }
+        }
+    }
+
+    /** The block a {@link BlockBody} sees; one per launch (per thread, in parallel), moved from block to block. */
     private static final class BlockImpl implements SimBlock {
         final Cursor cursor;
-        private final MemorySegment shared;
+        final MemorySegment shared;
         private final ViewOrigin origin;
         private FloatView floats;
         private IntView ints;

@@ -41,7 +41,7 @@ final class PtxKernel implements SimKernel {
                 new int[] {b.x(), b.y(), b.z()}, k.sharedMemBytes(), new SimGlobal(e, name), e.now,
                 metrale.gpu.sim.SimOptions.DEFAULT_SMS, compiled);
         try {
-            l.forEachBlockIndex(run::runBlock);
+            l.forEachBlockIndex(() -> run.runner()::run);
         } catch (PtxFault f) {
             throw new SimFault(f.error(), f.getMessage());
         }

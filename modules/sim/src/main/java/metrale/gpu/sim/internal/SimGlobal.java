@@ -15,8 +15,8 @@ import metrale.gpu.sim.internal.ptx.PtxFault;
  * allocations (and enabled peers'), as a twin's views are, so a stray address is
  * {@code ILLEGAL_ADDRESS} naming the thread, the PTX line, the address and the nearest allocation
  * with its site; reads and writes of the device's own memory go to the initcheck when it is on.
- * Safe for blocks running on several threads at once: the cache of recently hit allocations holds
- * immutable entries, written only on a miss, and atomics are compare-and-set loops.
+ * Safe for blocks running on several threads at once: the cache of recently hit allocations is
+ * written only on a miss, an entry at a time, and atomics are compare-and-set loops.
  */
 final class SimGlobal implements GlobalMemory {
 
@@ -30,18 +30,17 @@ final class SimGlobal implements GlobalMemory {
     private final DeviceMemory memory;
     private final String kernel;
     /**
-     * Allocations recent accesses hit (a kernel reads and writes a few buffers in turn), each with
-     * whether it is this device's own memory (peers' is not tracked by the initcheck). Racing
-     * blocks may overwrite each other's entries; an entry is one immutable reference, so a reader
-     * sees a whole one.
+     * Allocations recent accesses hit, this device's or an enabled peer's (a kernel reads and writes
+     * a few buffers in turn). Racing blocks may overwrite each other's entries; an entry is one
+     * reference, so a reader sees a whole one. Entries are the allocations themselves, made on the
+     * host's thread, not objects a kernel thread allocates: every block reads them on every access,
+     * and an object made on a block's thread would share cache lines with that thread's own state,
+     * which it writes thread after thread.
      */
-    private final Hit[] recent = new Hit[RECENT];
+    private final Alloc[] recent = new Alloc[RECENT];
     private static final int RECENT = 4;
     private int next;
     private final ConcurrentHashMap<String, String> accesses = new ConcurrentHashMap<>();
-
-    private record Hit(Alloc alloc, boolean own) {
-    }
 
     SimGlobal(Engine engine, String kernel) {
         this.engine = engine;
@@ -49,22 +48,19 @@ final class SimGlobal implements GlobalMemory {
         this.kernel = kernel;
     }
 
-    private Hit resolve(long addr, int bytes, Site at, String what) {
-        for (Hit h : recent) {
-            if (h == null) {
+    private Alloc resolve(long addr, int bytes, Site at, String what) {
+        for (Alloc a : recent) {
+            if (a == null) {
                 break;
             }
-            Alloc a = h.alloc;
             long off = addr - a.base;
             if (off >= 0 && off <= a.size - bytes && !a.freed) {
-                return h;
+                return a;
             }
         }
         Alloc a = memory.find(addr);
-        boolean own = true;
         if (a == null) {
             a = engine.peerFind(addr);
-            own = false;
         }
         if (a == null || !a.contains(addr, bytes)) {
             String other = a == null ? engine.notReachable(addr) : null;
@@ -72,11 +68,10 @@ final class SimGlobal implements GlobalMemory {
                     + (other != null ? "0x" + Long.toHexString(addr) + " points into memory this context may not address: " + other
                     : memory.explain(addr, bytes)));
         }
-        Hit h = new Hit(a, own);
         int i = next;
-        recent[i] = h;
+        recent[i] = a;
         next = (i + 1) % RECENT;
-        return h;
+        return a;
     }
 
     private String access(Site at) {
@@ -86,10 +81,10 @@ final class SimGlobal implements GlobalMemory {
 
     @Override
     public long load(long addr, int bytes, Site at) {
-        Hit h = resolve(addr, bytes, at, "a load from");
-        Alloc a = h.alloc;
+        Alloc a = resolve(addr, bytes, at, "a load from");
         long off = addr - a.base;
-        if (memory.init != null && h.own) {
+        // A peer's allocation has no shadow in this device's initcheck, which passes over it.
+        if (memory.init != null) {
             memory.init.read(access(at), a, off, bytes);
         }
         MemorySegment s = a.segment;
@@ -103,8 +98,7 @@ final class SimGlobal implements GlobalMemory {
 
     @Override
     public void store(long addr, int bytes, long bits, Site at) {
-        Hit h = resolve(addr, bytes, at, "a store to");
-        Alloc a = h.alloc;
+        Alloc a = resolve(addr, bytes, at, "a store to");
         long off = addr - a.base;
         MemorySegment s = a.segment;
         switch (bytes) {
@@ -113,7 +107,7 @@ final class SimGlobal implements GlobalMemory {
             case 4 -> s.set(I32, off, (int) bits);
             default -> s.set(I64, off, bits);
         }
-        if (memory.init != null && h.own) {
+        if (memory.init != null) {
             memory.init.wrote(a, off, bytes);
         }
     }
@@ -121,10 +115,9 @@ final class SimGlobal implements GlobalMemory {
     @Override
     public long atomic(int op, int type, long addr, long b, long c, Site at) {
         int bytes = Alu.bytes(type);
-        Hit h = resolve(addr, bytes, at, "an atomic on");
-        Alloc a = h.alloc;
+        Alloc a = resolve(addr, bytes, at, "an atomic on");
         long off = addr - a.base;
-        if (memory.init != null && h.own) {
+        if (memory.init != null) {
             memory.init.read(access(at), a, off, bytes);
             memory.init.wrote(a, off, bytes);
         }

@@ -66,6 +66,8 @@ public final class PtxLaunch {
     final CompiledCode code;
     /** Whether each thread of a block runs on its own ({@link #independent(PtxFunction)}). */
     final boolean independent;
+    /** Whether the entry's parameter area has slots for call sequences past its arguments: each thread gets its own copy. */
+    private final boolean calls;
     private final AtomicLong maxTimer = new AtomicLong();
 
     /**
@@ -121,6 +123,7 @@ public final class PtxLaunch {
         this.sms = Math.max(1, sms);
         this.code = compiled ? PtxCompiler.codeFor(fn) : null;
         this.independent = independent(fn);
+        this.calls = fn.paramBytes > fn.argBytes();
     }
 
     /**
@@ -169,6 +172,48 @@ public final class PtxLaunch {
             new Block(this, x, y, z, false).runEach();
         } else {
             new Block(this, x, y, z).run();
+        }
+    }
+
+    /**
+     * {@return a runner of this launch's blocks for one thread} It runs blocks one at a time as
+     * {@link #runBlock} does, and for a function whose threads are {@linkplain #independent
+     * independent} keeps one block's state from block to block, so a block allocates nothing.
+     */
+    public BlockRunner runner() {
+        return new BlockRunner();
+    }
+
+    /** Runs blocks of its launch one at a time, on one thread ({@link #runner}). */
+    public final class BlockRunner {
+        private Block each;
+
+        private BlockRunner() {
+        }
+
+        /**
+         * Runs block ({@code x}, {@code y}, {@code z}) of the grid to its end.
+         *
+         * @throws PtxFault what the block did wrong
+         */
+        public void run(int x, int y, int z) {
+            if (!independent) {
+                new Block(PtxLaunch.this, x, y, z).run();
+                return;
+            }
+            if (each == null) {
+                each = new Block(PtxLaunch.this, x, y, z, false);
+            } else {
+                each.moveTo(x, y, z);
+            }
+            each.runEach();
+        }
+    }
+
+    /** Raises {@link #timerNanos} to {@code timer}: a write only when higher, not a compare-and-set of one shared word per block. */
+    private void timerSeen(long timer) {
+        if (timer > maxTimer.get()) {
+            maxTimer.accumulateAndGet(timer, Math::max);
         }
     }
 
@@ -244,7 +289,8 @@ public final class PtxLaunch {
     /** One block while it runs. */
     static final class Block {
         final PtxLaunch l;
-        final int x, y, z;
+        /** The block's indices; {@link #moveTo} changes them, for a block of {@link #runEach} alone. */
+        int x, y, z;
         final Thr[] threads;
         final byte[] shared;
         final Race race;
@@ -253,6 +299,10 @@ public final class PtxLaunch {
 
         /** A fresh register file: the block's special registers, the rest zero. */
         private final long[] fresh;
+        /** The one thread record, register file and frame of {@link #runEach}; {@code null} in a block of all its threads. */
+        private final long[] eachRegs;
+        private final Frame eachFrame;
+        private final Thr eachThr;
 
         Block(PtxLaunch l, int x, int y, int z) {
             this(l, x, y, z, true);
@@ -273,14 +323,10 @@ public final class PtxLaunch {
             fresh[Special.NTID_X] = l.bx;
             fresh[Special.NTID_Y] = l.by;
             fresh[Special.NTID_Z] = l.bz;
-            fresh[Special.CTAID_X] = x;
-            fresh[Special.CTAID_Y] = y;
-            fresh[Special.CTAID_Z] = z;
             fresh[Special.NCTAID_X] = l.gx;
             fresh[Special.NCTAID_Y] = l.gy;
             fresh[Special.NCTAID_Z] = l.gz;
             fresh[Special.NWARPID] = (n + 31) / 32;
-            fresh[Special.SMID] = (int) (((long) z * l.gy * l.gx + (long) y * l.gx + x) % l.sms);
             fresh[Special.NSMID] = l.sms;
             fresh[Special.GRIDID] = 1;
             fresh[Special.DYN_SMEM] = l.dynamicShared;
@@ -290,9 +336,10 @@ public final class PtxLaunch {
             this.race = all && l.sharedBytes > 0 ? new Race((l.sharedBytes + 3) / 4) : null;
             this.warpEpoch = new int[(n + 31) / 32];
             Arrays.fill(warpEpoch, 1);
+            placeSpecials();
             // The slots an entry's call sequences declare follow the arguments in its parameter area:
             // each thread writes its own, so a thread with calls gets its own copy of the area.
-            boolean calls = f.paramBytes > f.argBytes();
+            boolean calls = l.calls;
             for (int i = 0; all && i < n; i++) {
                 Thr t = new Thr(this, i, i % l.bx, (i / l.bx) % l.by, i / (l.bx * l.by));
                 long[] r = new long[f.regCount];
@@ -301,6 +348,25 @@ public final class PtxLaunch {
                         0, null, null);
                 threads[i] = t;
             }
+            eachRegs = all ? null : new long[f.regCount];
+            eachFrame = all ? null : new Frame(f, eachRegs, l.params, 0, null, null);
+            eachThr = all ? null : new Thr(this, 0, 0, 0, 0);
+        }
+
+        /** The block's own special registers in {@link #fresh}: its indices and its SM. */
+        private void placeSpecials() {
+            fresh[Special.CTAID_X] = x;
+            fresh[Special.CTAID_Y] = y;
+            fresh[Special.CTAID_Z] = z;
+            fresh[Special.SMID] = (int) (((long) z * l.gy * l.gx + (long) y * l.gx + x) % l.sms);
+        }
+
+        /** Makes this block of {@link #runEach} alone block ({@code x}, {@code y}, {@code z}) of the grid. */
+        void moveTo(int x, int y, int z) {
+            this.x = x;
+            this.y = y;
+            this.z = z;
+            placeSpecials();
         }
 
         /** Gives {@code t} (placed) a fresh start in register file {@code r}: registers, local memory. */
@@ -322,7 +388,12 @@ public final class PtxLaunch {
             r[Special.LANEMASK_GE] = ~((1L << t.lane) - 1) & 0xffffffffL;
             r[Special.LANEMASK_GT] = ~((1L << (t.lane + 1)) - 1) & 0xffffffffL;
             if (l.fn.localBytes > 0) {
-                t.local = new byte[l.fn.localBytes];
+                if (t.local == null) {
+                    t.local = new byte[l.fn.localBytes];
+                } else {
+                    // One record run again (runEach): a thread starts with fresh local memory all the same.
+                    Arrays.fill(t.local, (byte) 0);
+                }
             }
         }
 
@@ -333,10 +404,9 @@ public final class PtxLaunch {
          */
         void runEach() {
             CompiledCode c = l.code;
-            PtxFunction f = l.fn;
-            long[] r = new long[f.regCount];
-            Frame fr = new Frame(f, r, l.params, 0, null, null);
-            Thr t = new Thr(this, 0, 0, 0, 0);
+            long[] r = eachRegs;
+            Frame fr = eachFrame;
+            Thr t = eachThr;
             // The block's special registers once; no instruction writes a special register.
             System.arraycopy(fresh, 0, r, 0, r.length);
             long timer = 0;
@@ -363,7 +433,7 @@ public final class PtxLaunch {
                     }
                 }
             }
-            l.maxTimer.accumulateAndGet(timer, Math::max);
+            l.timerSeen(timer);
         }
 
         void run() {
@@ -387,7 +457,7 @@ public final class PtxLaunch {
                     for (Thr t : threads) {
                         timer = Math.max(timer, t.timer);
                     }
-                    l.maxTimer.accumulateAndGet(timer, Math::max);
+                    l.timerSeen(timer);
                     return;
                 }
             }
