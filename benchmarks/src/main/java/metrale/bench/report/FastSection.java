@@ -22,12 +22,13 @@ final class FastSection {
                     + "'PoolBench.pair|CapturedStepBench|PairedBench.launch|CopyBench.pair|ThreadedLaunchBench' "
                     + "-p bytes=1048576 -p quarantineBytes=0 -f 2 -wi 3 -w 1s -i 5 -r 1s",
             "OUT=DIR RUN_NAME=" + Targets.FAST_PREFIX + " bash .bundle/sidebyside/run.sh",
-            "OUT=DIR RUN_NAME=" + Targets.FAST_PREFIX + "-simptx-cpu" + Targets.HOST_CORES + " bash .bundle/run-bench.sh "
+            "OUT=DIR RUN_NAME=" + Targets.FAST_PREFIX + "-simptx-cpu" + Targets.HOST_CORES + " taskset -c 0-"
+                    + (Targets.HOST_CORES - 1) + " bash .bundle/run-bench.sh "
                     + "SimPtxBench -p kernel=twin -p blocks=parallel -p n=1048576 -f 1 -wi 3 -w 1s -i 10 -r 1s "
-                    + "-jvmArgsAppend -XX:ActiveProcessorCount=" + Targets.HOST_CORES,
-            "OUT=DIR RUN_NAME=" + Targets.FAST_PREFIX + "-simptx-cpu1 bash .bundle/run-bench.sh "
+                    + "-jvmArgsAppend -XX:+UseG1GC",
+            "OUT=DIR RUN_NAME=" + Targets.FAST_PREFIX + "-simptx-cpu1 taskset -c 0 bash .bundle/run-bench.sh "
                     + "SimPtxBench -p kernel=twin -p blocks=parallel -p n=1048576 -f 1 -wi 3 -w 1s -i 10 -r 1s "
-                    + "-jvmArgsAppend -XX:ActiveProcessorCount=1");
+                    + "-jvmArgsAppend -XX:+UseG1GC");
 
     /**
      * One target of the list.
@@ -82,8 +83,9 @@ final class FastSection {
         b.append("- The simulator's floor is `SimPtxBench`'s `threads` (thread-invocations per second) ± JMH's "
                 + "error, judged on runs with all ").append(Targets.HOST_CORES).append(" cores: named without a "
                 + "`-cpuK` suffix or with `-cpu").append(Targets.HOST_CORES).append("`. Its scaling is the rate of run "
-                + "`NAME-cpu").append(Targets.HOST_CORES).append("` over run `NAME-cpu1`, the same case with "
-                + "`-jvmArgsAppend -XX:ActiveProcessorCount=K`, both files passed to the page.\n");
+                + "`NAME-cpu").append(Targets.HOST_CORES).append("` over run `NAME-cpu1`, the same case under "
+                + "`taskset -c 0-(K-1)` with `-XX:+UseG1GC` (`-XX:ActiveProcessorCount` alone lets the threads run on "
+                + "every core, and one processor makes the JVM pick the Serial collector), both files passed to the page.\n");
         b.append("- A target whose baseline is missing (a counter, the side-by-side file or its row, the `-cpu1` "
                 + "run) shows as \"not judged: no baseline\" with what is missing.\n");
         b.append("- The runs, on the GPU host from the bundle (`scripts/gpu-bundle.sh`):\n");

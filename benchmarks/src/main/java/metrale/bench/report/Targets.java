@@ -130,7 +130,7 @@ final class Targets {
     /**
      * A secondary metric's score in run {@code NAME-cpu}{@code many} over its score in run
      * {@code NAME-cpu}{@code few}: two runs of the same benchmark whose JVMs were limited to that
-     * many processors ({@code -XX:ActiveProcessorCount}).
+     * many cores ({@code taskset}, the collector named).
      */
     record Scaling(String bench, String params, String metric, int few, int many, double atLeast, String note) {
     }
