@@ -51,8 +51,8 @@ public final class LaunchTrace {
     /*
      * A record in a chunk: HEADER words, then one word per argument; the argument
      * kind codes sit in the chunk's codes array at the same indexes as the words.
+     * Word 0 is the op's claim on the clock.
      */
-    private static final int SEQ = 0;
     private static final int FUNC = 1;
     /** gridX in the high 32 bits, gridY in the low. */
     private static final int GRID_XY = 2;
@@ -64,7 +64,8 @@ public final class LaunchTrace {
     private static final int SMEM_ARGC = 5;
     /** The OpKind's ordinal in the low byte, and the KNOWN and VOID bits. */
     private static final int FLAGS = 6;
-    private static final int HEADER = 7;
+    /** Words of a record before its arguments. */
+    static final int HEADER = 7;
     /** The record carries one kind code per argument. */
     private static final long KNOWN = 1L << 8;
     /** The op's claim was taken but reading its arguments threw: it takes its place and is no entry. */
@@ -74,10 +75,12 @@ public final class LaunchTrace {
     /** Words of a thread's first chunk (and of its first spare); later chunks double up to {@link #MAX_CHUNK_WORDS}. */
     static final int FIRST_CHUNK_WORDS = 512;
     private static final int MAX_CHUNK_WORDS = 1 << 16;
-    /** The most arguments one op may have, so a record's length fits an {@code int} with room. */
-    static final int MAX_ARGC = 1 << 24;
+    /** The most arguments one op may have: more than CUDA's 32,764 bytes of kernel parameters hold. */
+    static final int MAX_ARGC = 1 << 16;
     /** The most ops one trace may hold: a list's and an array's limit. */
-    private static final long MAX_OPS = Integer.MAX_VALUE - 8;
+    static final long MAX_OPS = Integer.MAX_VALUE - 8;
+    /** What {@link #close()} returns when the trace was closed already; claims are never negative. */
+    private static final long WAS_CLOSED = -1;
 
     private static final VarHandle CLOCK;
     private static final VarHandle COUNT;
@@ -168,7 +171,7 @@ public final class LaunchTrace {
     public void begin() {
         synchronized (lock) {
             long to = close();
-            if (to >= 0) {
+            if (to != WAS_CLOSED) {
                 await(to, ops(to));
             }
             resetLanes();
@@ -192,7 +195,7 @@ public final class LaunchTrace {
      *
      * @param e the op
      * @throws NullPointerException     if recording is on and {@code e} is null
-     * @throws IllegalArgumentException if recording is on and {@code e} has more than 2<sup>24</sup> arguments
+     * @throws IllegalArgumentException if recording is on and {@code e} has more than 2<sup>16</sup> arguments
      */
     public void record(TraceEntry e) {
         if (!on) {
@@ -238,7 +241,7 @@ public final class LaunchTrace {
      * @param args the arguments; read before this method returns, not kept
      * @throws NullPointerException     if recording is on and {@code args} is null
      * @throws IllegalArgumentException if recording is on and {@code args.argc()} is negative or
-     *                                  more than 2<sup>24</sup>
+     *                                  more than 2<sup>16</sup>
      */
     public void recordKernel(long func, int gx, int gy, int gz, int bx, int by, int bz, int smem, TraceArgs args) {
         if (!on) {
@@ -379,7 +382,7 @@ public final class LaunchTrace {
 
     private static void header(long[] w, int p, long seq, long func, int gx, int gy, int gz,
                                int bx, int by, int bz, int smem, int argc, long flags) {
-        w[p + SEQ] = seq;
+        w[p] = seq;
         w[p + FUNC] = func;
         w[p + GRID_XY] = pack(gx, gy);
         w[p + GRID_Z_BLOCK_X] = pack(gz, bx);
@@ -400,11 +403,14 @@ public final class LaunchTrace {
 
     // ---- readers: every method below runs under lock ---------------------------------------------
 
-    /** Closes the open trace. {@return the claim that closed it: every op of the trace claimed less; -1 if it was closed} */
+    /**
+     * Closes the open trace. {@return the claim that closed it, every op of the trace claimed
+     * less; {@link #WAS_CLOSED} if it was closed}
+     */
     private long close() {
         long c = (long) CLOCK.getVolatile(this);
         if ((c & 1) != 0) {
-            return -1;
+            return WAS_CLOSED;
         }
         on = false;
         return (long) CLOCK.getAndAdd(this, 1L);
@@ -412,7 +418,12 @@ public final class LaunchTrace {
 
     /** The number of places the open trace has for claims less than {@code to}. */
     private int ops(long to) {
-        long n = (to - start) >>> 1;
+        return opsBetween(start, to);
+    }
+
+    /** {@return the number of even claims in {@code [from, to)}, {@code from} even} */
+    static int opsBetween(long from, long to) {
+        long n = (to - from) >>> 1;
         if (n > MAX_OPS) {
             throw new IllegalStateException("the launch trace holds " + n + " ops, more than the "
                     + MAX_OPS + " a list can");
@@ -422,16 +433,12 @@ public final class LaunchTrace {
 
     /**
      * Waits until each of the {@code n} claims less than {@code to} is published in its lane. A
-     * claimed op is a few plain stores from its publish, so the wait is short unless the
-     * recording thread is descheduled between them.
+     * claimed op is a few plain stores from its publish, so a reader rarely finds one unfinished,
+     * and then only for as long as its thread is descheduled.
      */
     private void await(long to, int n) {
-        for (int spins = 0; records(to, 0) < n; spins++) {
-            if (spins < 64) {
-                Thread.onSpinWait();
-            } else {
-                Thread.yield();
-            }
+        while (records(to, 0) < n) {
+            Thread.yield();
         }
     }
 
@@ -447,7 +454,7 @@ public final class LaunchTrace {
                     ch = ch.next;
                     p = 0;
                 }
-                if (ch.words[p + SEQ] >= to) {
+                if (ch.words[p] >= to) {
                     break; // a lane's records are in claim order
                 }
                 if ((ch.words[p + FLAGS] & mask) == mask) {
@@ -474,7 +481,7 @@ public final class LaunchTrace {
                     ch = ch.next;
                     p = 0;
                 }
-                long s = ch.words[p + SEQ];
+                long s = ch.words[p];
                 if (s >= to) {
                     break;
                 }
@@ -562,13 +569,15 @@ public final class LaunchTrace {
     public int size() {
         synchronized (lock) {
             long to = (long) CLOCK.getVolatile(this);
-            if ((to & 1) != 0) {
-                return 0;
-            }
-            int n = ops(to);
-            await(to, n);
-            return n - records(to, VOID);
+            return (to & 1) != 0 ? 0 : openSize(to);
         }
+    }
+
+    /** The open trace's ops claimed less than {@code to}, voids left out, once all are published. */
+    private int openSize(long to) {
+        int n = ops(to);
+        await(to, n);
+        return n - records(to, VOID);
     }
 
     /**
@@ -610,7 +619,7 @@ public final class LaunchTrace {
         List<TraceEntry> before;
         synchronized (lock) {
             long to = close();
-            cur = to < 0 ? List.of() : List.of(collect(to));
+            cur = to == WAS_CLOSED ? List.of() : List.of(collect(to));
             resetLanes();
             before = prev;
             prev = cur;

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -220,7 +221,7 @@ class LaunchTraceRecordTest {
         assertThatThrownBy(() -> trace.record(null)).isInstanceOf(NullPointerException.class).hasMessage("e");
         assertThatThrownBy(() -> trace.recordKernel(1, 1, 1, 1, 1, 1, 1, 0, minusOne))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("argc -1: a traced op takes 0 to 16777216 arguments");
+                .hasMessage("argc -1: a traced op takes 0 to 65536 arguments");
         trace.recordKernel(3, 1, 1, 1, 1, 1, 1, 0, new Args(new long[0], ""));
         assertThat(trace.current()).containsExactly(TraceEntry.kernel(3, 1, 1, 1, 1, 1, 1, 0, new long[0], ""));
     }
@@ -245,8 +246,23 @@ class LaunchTraceRecordTest {
         };
         trace.begin();
         assertThatThrownBy(() -> trace.recordKernel(1, 1, 1, 1, 1, 1, 1, 0, huge))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("argc 16777217:");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("argc 65537:");
         assertThat(trace.size()).isZero();
+        int most = LaunchTrace.MAX_ARGC;
+        trace.recordKernel(1, 1, 1, 1, 1, 1, 1, 0, new Args(words(most, 1), kinds(most)));
+        trace.record(TraceEntry.kernel(2, 1, 1, 1, 1, 1, 1, 0, words(most, 2)));
+        assertThat(trace.current()).extracting(TraceEntry::argc).containsExactly(most, most);
+        assertThat(trace.current().getFirst().arg(most - 1)).isEqualTo(31L + most - 1);
+    }
+
+    @Test
+    void theLengthOfATraceIsCheckedAgainstWhatAListHolds() {
+        assertThat(LaunchTrace.opsBetween(10, 10)).isZero();
+        assertThat(LaunchTrace.opsBetween(4, 10)).isEqualTo(3);
+        assertThat(LaunchTrace.opsBetween(2, 2 + 2 * LaunchTrace.MAX_OPS)).isEqualTo(Integer.MAX_VALUE - 8);
+        assertThatThrownBy(() -> LaunchTrace.opsBetween(2, 4 + 2 * LaunchTrace.MAX_OPS))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("the launch trace holds 2147483640 ops, more than the 2147483639 a list can");
     }
 
     @Test
@@ -515,6 +531,128 @@ class LaunchTraceRecordTest {
         assertThat(trace.laneCount()).as("begin drops them too, and keeps a live thread's").isEqualTo(1);
     }
 
+    // ---- readers and an op in flight -------------------------------------------------------------
+
+    /** One argument whose word is read only once the test lets it: the op stays claimed and unpublished until then. */
+    static final class Gate implements TraceArgs {
+        final CountDownLatch entered = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        final boolean fail;
+
+        Gate(boolean fail) {
+            this.fail = fail;
+        }
+
+        @Override
+        public int argc() {
+            return 1;
+        }
+
+        @Override
+        public long argWord(int i) {
+            entered.countDown();
+            LaunchTraceRecordTest.await(release);
+            if (fail) {
+                throw new IllegalStateException("KernelArgs is closed");
+            }
+            return 0x77;
+        }
+
+        @Override
+        public char argKind(int i) {
+            return 'p';
+        }
+    }
+
+    private Thread recordThrough(Gate gate) throws InterruptedException {
+        Thread w = Thread.ofPlatform().start(() -> {
+            try {
+                trace.recordKernel(7, 1, 1, 1, 1, 1, 1, 0, gate);
+            } catch (IllegalStateException e) {
+                assertThat(gate.fail).isTrue();
+            }
+        });
+        gate.entered.await();
+        return w;
+    }
+
+    private static final TraceEntry GATED = TraceEntry.kernel(7, 1, 1, 1, 1, 1, 1, 0, new long[] {0x77}, "p");
+
+    @Test
+    void beginWaitsForAnOpInFlightAndClearsIt() throws InterruptedException {
+        trace.begin();
+        Gate gate = new Gate(false);
+        Thread w = recordThrough(gate);
+        AtomicBoolean begun = new AtomicBoolean();
+        Thread b = Thread.ofPlatform().start(() -> {
+            trace.begin();
+            begun.set(true);
+        });
+        Thread.sleep(100);
+        assertThat(begun).as("begin waits for the op it clears").isFalse();
+        gate.release.countDown();
+        b.join();
+        w.join();
+        assertThat(trace.current()).isEmpty();
+        trace.recordD2d(1, 2, 3);
+        assertThat(trace.current()).containsExactly(TraceEntry.d2d(1, 2, 3));
+    }
+
+    @Test
+    void currentWaitsForAnOpInFlightAndLeavesOutOpsClaimedAfterIt() throws InterruptedException {
+        trace.begin();
+        trace.recordD2d(1, 0, 0);
+        Gate gate = new Gate(false);
+        Thread w = recordThrough(gate);
+        AtomicReference<List<TraceEntry>> got = new AtomicReference<>();
+        Thread r = Thread.ofPlatform().start(() -> got.set(trace.current()));
+        Thread.sleep(100);
+        assertThat(got.get()).as("current waits for the op in flight").isNull();
+        trace.recordD2d(3, 0, 0);
+        gate.release.countDown();
+        r.join();
+        w.join();
+        TraceEntry a = TraceEntry.d2d(1, 0, 0);
+        TraceEntry x = TraceEntry.d2d(3, 0, 0);
+        // The op recorded while current() waited is in its list only if current() began after it.
+        assertThat(got.get()).isIn(List.of(a, GATED), List.of(a, GATED, x));
+        assertThat(trace.current()).containsExactly(a, GATED, x);
+    }
+
+    @Test
+    void endAndDiffWaitsForAnOpInFlightAndKeepsIt() throws InterruptedException {
+        trace.begin();
+        trace.record(GATED);
+        assertThat(trace.endAndDiff(10)).isEmpty();
+        trace.begin();
+        Gate gate = new Gate(false);
+        Thread w = recordThrough(gate);
+        AtomicReference<String> report = new AtomicReference<>();
+        Thread r = Thread.ofPlatform().start(() -> report.set(trace.endAndDiff(10).orElseThrow()));
+        Thread.sleep(100);
+        assertThat(report.get()).isNull();
+        gate.release.countDown();
+        r.join();
+        w.join();
+        assertThat(report.get()).isEqualTo("0 differing op(s) of 1\n");
+    }
+
+    @Test
+    void sizeWaitsForAnOpInFlightThatTurnsOutVoid() throws InterruptedException {
+        trace.begin();
+        Gate gate = new Gate(true);
+        Thread w = recordThrough(gate);
+        AtomicInteger size = new AtomicInteger(-1);
+        Thread r = Thread.ofPlatform().start(() -> size.set(trace.size()));
+        Thread.sleep(100);
+        assertThat(size.get()).as("size waits for the op in flight").isEqualTo(-1);
+        gate.release.countDown();
+        r.join();
+        w.join();
+        assertThat(size.get()).isZero();
+        assertThat(trace.current()).isEmpty();
+    }
+
     // ---- the report ------------------------------------------------------------------------------
 
     @Test
@@ -577,6 +715,66 @@ class LaunchTraceRecordTest {
         assertThat(allocated[2]).as("a trace as long as the last").isLessThan(16_384);
         trace.begin();
         assertThat(trace.size()).isZero();
+    }
+
+    /**
+     * Fewer bytes than any chunk the ring allocates past its first two (10 bytes a word, at least
+     * 1,024 words), and more than the first calls of a test's call sites may allocate.
+     */
+    private static final long NO_CHUNK = 4096;
+
+    private static long allocatedBytes() {
+        return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getCurrentThreadAllocatedBytes();
+    }
+
+    /** An op of {@code words} words in the ring: a kernel of {@code words - HEADER} arguments. */
+    private static Args ofWords(int words) {
+        return new Args(words(words - LaunchTrace.HEADER, 0), kinds(words - LaunchTrace.HEADER));
+    }
+
+    @Test
+    void aTraceAsLongAsOneBeforeUsesTheSameChunksToTheLastWord() {
+        int chunk = LaunchTrace.FIRST_CHUNK_WORDS;
+        Args eight = ofWords(8);
+        // 10-word ops leave the first chunk 2 words short: it is sealed there and a second chunk of
+        // as many words takes the rest; the last op makes the next spare.
+        trace.begin();
+        for (int i = 0; i < chunk / 10 + 2; i++) {
+            trace.recordD2d(i, i, i);
+        }
+        assertThat(trace.endAndDiff(0)).isEmpty();
+        trace.begin();
+        // Two chunks' worth of 8-word ops fill both to the last word, so nothing needs a new
+        // chunk, and one more takes the spare: nothing is allocated, unless begin or endAndDiff
+        // left a chunk sealed where the last trace sealed it, or let go of one it used.
+        long before = allocatedBytes();
+        for (int i = 0; i < 2 * chunk / 8 + 1; i++) {
+            trace.recordKernel(i, 1, 1, 1, 1, 1, 1, 0, eight);
+        }
+        long allocated = allocatedBytes() - before;
+        assertThat(allocated).isLessThan(NO_CHUNK);
+        assertThat(trace.size()).isEqualTo(2 * chunk / 8 + 1);
+    }
+
+    @Test
+    void anOpAsLongAsTheNextChunkGoesIntoIt() {
+        int chunk = LaunchTrace.FIRST_CHUNK_WORDS;
+        Args full = ofWords(chunk);
+        for (int round = 0; round < 2; round++) {
+            trace.begin();
+            long before = allocatedBytes();
+            for (int i = 0; i < chunk / 10; i++) {
+                trace.recordD2d(i, i, i);
+            }
+            trace.recordKernel(1, 1, 1, 1, 1, 1, 1, 0, full);
+            trace.recordD2d(1, 2, 3);
+            trace.recordD2d(4, 5, 6);
+            long allocated = allocatedBytes() - before;
+            assertThat(trace.size()).isEqualTo(chunk / 10 + 3);
+            if (round == 1) {
+                assertThat(allocated).as("the second trace fits the chunks of the first").isLessThan(NO_CHUNK);
+            }
+        }
     }
 
     private static void await(CountDownLatch latch) {
