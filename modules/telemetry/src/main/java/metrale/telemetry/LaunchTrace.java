@@ -401,7 +401,7 @@ public final class LaunchTrace {
         COUNT.setRelease(l, l.count + 1);
     }
 
-    // ---- readers: every method below runs under lock ---------------------------------------------
+    // ---- readers: all below run under lock, the public ones taking it ----------------------------
 
     /**
      * Closes the open trace. {@return the claim that closed it, every op of the trace claimed
