@@ -2,8 +2,10 @@
 package metrale.bench;
 
 import java.util.concurrent.TimeUnit;
+import metrale.gpu.KernelArgs;
 import metrale.telemetry.LaunchTrace;
 import metrale.telemetry.Telemetry;
+import metrale.telemetry.TraceArgs;
 import metrale.telemetry.TraceEntry;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -14,20 +16,29 @@ import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * Cost of {@link LaunchTrace#record(TraceEntry)} on the launch path, per op.
+ * Cost of recording one op in the {@link LaunchTrace}, per op: the launch path's
+ * {@link LaunchTrace#recordKernel}, {@link LaunchTrace#recordMemset} and
+ * {@link LaunchTrace#recordD2d}, and {@link LaunchTrace#record(TraceEntry)} of an entry.
  *
  * <ul>
  *   <li>{@code offGuarded}: trace off, the launch path's pattern
- *       {@code if (trace.on()) trace.record(TraceEntry.kernel(...))}; must be 0 B/op.</li>
+ *       {@code if (trace.on()) trace.recordKernel(...)}; must be 0 B/op.</li>
  *   <li>{@code offBare}: trace off, {@code record} of a pre-built entry; must be 0 B/op.</li>
- *   <li>{@code onPrebuilt}: trace on, a pre-built entry recorded {@value #BATCH} times
- *       per invocation, the trace cleared by {@code begin()} before each invocation
- *       (outside the measurement). {@code begin()} keeps the list's capacity, so
- *       after the first invocation the trace neither grows without bound nor allocates.</li>
- *   <li>{@code onBuildEntry}: as {@code onPrebuilt}, but each op builds its entry
- *       as the launch path does, so B/op is the size of one entry and its args.</li>
+ *   <li>{@code onKernel}: trace on, {@code recordKernel} of a filled {@link KernelArgs} of three
+ *       arguments (two pointers and a length), as the runtime core records a launch; the
+ *       {@value #BATCH} ops of an invocation go into a trace cleared by {@code begin()} before
+ *       it (outside the measurement), so after the first invocation the thread's ring holds a
+ *       batch without growing: must be 0 B/op.</li>
+ *   <li>{@code onKernelArray}: as {@code onKernel}, the arguments read from a Java array, which
+ *       separates the ring's cost from reading {@link KernelArgs}' native memory.</li>
+ *   <li>{@code onMemset}, {@code onD2d}: as {@code onKernel}, the runtime's memset and copy
+ *       records; 0 B/op.</li>
+ *   <li>{@code onPrebuilt}: trace on, {@code record} of a pre-built entry; 0 B/op.</li>
+ *   <li>{@code onBuildEntry}: trace on, each op building its entry first, as the launch path did
+ *       before it had {@code recordKernel}; B/op is the entry and its arrays.</li>
  * </ul>
  *
  * Run: {@code java -jar benchmarks/target/benchmarks.jar TraceRecordBench -prof gc}.
@@ -42,22 +53,49 @@ public class TraceRecordBench {
 
     private LaunchTrace off;
     private TraceEntry entry;
+    private KernelArgs kernelArgs;
+    private TraceArgs arrayArgs;
 
     private long func = 0x7f00_1000L;
     private int grid = 256;
     private int block = 128;
     private int smem = 0;
     private long[] args = {0x7f00_0000_2000L, 0x7f00_0000_4000L, 4096};
+    private String kinds = "ppl";
 
     /** Creates the benchmark state; JMH calls it. */
     public TraceRecordBench() {
     }
 
-    /** Makes the trace that stays off and the pre-built entry. */
+    /** Makes the trace that stays off, the pre-built entry and the arguments. */
     @Setup(Level.Trial)
     public void setUp() {
         off = new Telemetry().trace();
-        entry = TraceEntry.kernel(func, grid, 1, 1, block, 1, 1, smem, args);
+        entry = TraceEntry.kernel(func, grid, 1, 1, block, 1, 1, smem, args, kinds);
+        kernelArgs = new KernelArgs().ptr(args[0]).ptr(args[1]).i64(args[2]);
+        long[] words = args.clone();
+        arrayArgs = new TraceArgs() {
+            @Override
+            public int argc() {
+                return words.length;
+            }
+
+            @Override
+            public long argWord(int i) {
+                return words[i];
+            }
+
+            @Override
+            public char argKind(int i) {
+                return 'p';
+            }
+        };
+    }
+
+    /** Frees the arguments' native memory. */
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        kernelArgs.close();
     }
 
     /**
@@ -79,18 +117,18 @@ public class TraceRecordBench {
             trace = new Telemetry().trace();
         }
 
-        /** Clears the trace, keeping its capacity, before each batch. */
+        /** Clears the trace, keeping the ring's chunks, before each batch. */
         @Setup(Level.Invocation)
         public void clear() {
             trace.begin();
         }
     }
 
-    /** Trace off, guarded: one field read, no entry built. */
+    /** Trace off, guarded as the launch path guards: one field read. */
     @Benchmark
     public void offGuarded() {
         if (off.on()) {
-            off.record(TraceEntry.kernel(func, grid, 1, 1, block, 1, 1, smem, args));
+            off.recordKernel(func, grid, 1, 1, block, 1, 1, smem, kernelArgs);
         }
     }
 
@@ -98,6 +136,64 @@ public class TraceRecordBench {
     @Benchmark
     public void offBare() {
         off.record(entry);
+    }
+
+    /**
+     * Trace on, a launch's record from its {@link KernelArgs}.
+     *
+     * @param r the recording trace
+     */
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public void onKernel(Recording r) {
+        LaunchTrace on = r.trace;
+        KernelArgs a = kernelArgs;
+        for (int i = 0; i < BATCH; i++) {
+            on.recordKernel(func, grid, 1, 1, block, 1, 1, smem, a);
+        }
+    }
+
+    /**
+     * Trace on, a launch's record from arguments in a Java array.
+     *
+     * @param r the recording trace
+     */
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public void onKernelArray(Recording r) {
+        LaunchTrace on = r.trace;
+        TraceArgs a = arrayArgs;
+        for (int i = 0; i < BATCH; i++) {
+            on.recordKernel(func, grid, 1, 1, block, 1, 1, smem, a);
+        }
+    }
+
+    /**
+     * Trace on, an asynchronous memset's record.
+     *
+     * @param r the recording trace
+     */
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public void onMemset(Recording r) {
+        LaunchTrace on = r.trace;
+        for (int i = 0; i < BATCH; i++) {
+            on.recordMemset(args[0], 0, args[2]);
+        }
+    }
+
+    /**
+     * Trace on, a device-to-device copy's record.
+     *
+     * @param r the recording trace
+     */
+    @Benchmark
+    @OperationsPerInvocation(BATCH)
+    public void onD2d(Recording r) {
+        LaunchTrace on = r.trace;
+        for (int i = 0; i < BATCH; i++) {
+            on.recordD2d(args[0], args[1], args[2]);
+        }
     }
 
     /**
@@ -115,7 +211,7 @@ public class TraceRecordBench {
     }
 
     /**
-     * Trace on, each op building its entry as the launch path does.
+     * Trace on, each op building its entry first.
      *
      * @param r the recording trace
      */
@@ -125,7 +221,7 @@ public class TraceRecordBench {
         LaunchTrace on = r.trace;
         for (int i = 0; i < BATCH; i++) {
             if (on.on()) {
-                on.record(TraceEntry.kernel(func, grid, 1, 1, block, 1, 1, smem, args));
+                on.record(TraceEntry.kernel(func, grid, 1, 1, block, 1, 1, smem, args, kinds));
             }
         }
     }

@@ -6,6 +6,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.Optional;
+import metrale.telemetry.TraceArgs;
 import metrale.telemetry.TraceEntry;
 
 /**
@@ -25,10 +26,13 @@ import metrale.telemetry.TraceEntry;
  * object; the table holds their addresses. The driver copies the values when the launch is
  * enqueued, so the buffer may be refilled as soon as {@link Gpu#launch} returns.
  *
+ * <p>It is the launch trace's view of the arguments as well ({@link TraceArgs}): a traced launch
+ * reads each argument's word and kind code from here, copying nothing first.
+ *
  * <p>Not thread-safe: one thread fills and launches at a time. {@link #close()} frees the native
  * memory; it is idempotent, and any use after it throws {@link IllegalStateException}.
  */
-public final class KernelArgs implements AutoCloseable {
+public final class KernelArgs implements AutoCloseable, TraceArgs {
 
     /** How an argument was appended: which method filled its slot. */
     public enum Kind {
@@ -387,6 +391,38 @@ public final class KernelArgs implements AutoCloseable {
             w |= (data.get(ValueLayout.JAVA_BYTE, offsets[i] + b) & 0xffL) << (8 * b);
         }
         return w;
+    }
+
+    /** {@return the number of arguments, as {@link #count()}} */
+    @Override
+    public int argc() {
+        return count;
+    }
+
+    /**
+     * {@return argument {@code i} as {@link #word(int)} gives it}
+     *
+     * @param i the argument index
+     * @throws IndexOutOfBoundsException if {@code i} is not in {@code [0, count())}
+     * @throws IllegalStateException     if closed
+     */
+    @Override
+    public long argWord(int i) {
+        return word(i);
+    }
+
+    /**
+     * {@return argument {@code i}'s kind as the launch trace records it: its {@link TraceEntry}
+     * kind code, the {@code i}-th char of {@link #argKinds()}}
+     *
+     * @param i the argument index
+     * @throws IndexOutOfBoundsException if {@code i} is not in {@code [0, count())}
+     * @throws IllegalStateException     if closed
+     */
+    @Override
+    public char argKind(int i) {
+        checkIndex(i);
+        return Kind.ALL[kinds[i]].traceCode;
     }
 
     /** {@return every argument as {@link #word(int)}, in order} */

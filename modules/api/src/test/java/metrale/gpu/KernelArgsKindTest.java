@@ -25,4 +25,28 @@ class KernelArgsKindTest {
             assertThatThrownBy(() -> a.kind(1)).isInstanceOf(IndexOutOfBoundsException.class);
         }
     }
+
+    @Test
+    void theTracesViewIsTheWordsAndKindCodesCopiedNothing() {
+        try (KernelArgs a = new KernelArgs()) {
+            a.i32(-1).i64(2).f32(3f).f64(4.0).ptr(5L).bytes(new byte[] {6, 7, 8});
+            metrale.telemetry.TraceArgs view = a;
+            assertThat(view.argc()).isEqualTo(6).isEqualTo(a.count());
+            long[] words = new long[view.argc()];
+            StringBuilder kinds = new StringBuilder();
+            for (int i = 0; i < view.argc(); i++) {
+                words[i] = view.argWord(i);
+                kinds.append(view.argKind(i));
+            }
+            assertThat(words).containsExactly(a.words()).startsWith(0xffff_ffffL, 2L);
+            assertThat(kinds.toString()).isEqualTo(a.argKinds()).isEqualTo("ilfdpb");
+            assertThatThrownBy(() -> view.argKind(6)).isInstanceOf(IndexOutOfBoundsException.class);
+            assertThatThrownBy(() -> view.argWord(-1)).isInstanceOf(IndexOutOfBoundsException.class);
+            a.clear();
+            assertThat(view.argc()).isZero();
+            a.close();
+            assertThatThrownBy(() -> view.argKind(0)).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> view.argWord(0)).isInstanceOf(IllegalStateException.class);
+        }
+    }
 }

@@ -8,7 +8,6 @@ import metrale.gpu.DevicePtr;
 import metrale.gpu.GpuException;
 import metrale.gpu.Stream;
 import metrale.telemetry.CallSites;
-import metrale.telemetry.TraceEntry;
 
 /**
  * The rules of copies and memsets: every device range is checked against live memory before the
@@ -256,7 +255,7 @@ final class CopyPart {
             throw c.fail(e, "memsetAsync " + bytes + " B at " + ptr + " on " + stream);
         }
         if (c.tracing().on()) {
-            c.tracing().record(TraceEntry.memset(p, value, bytes), null);
+            c.tracing().memset(p, value, bytes);
         }
     }
 }

@@ -20,7 +20,6 @@ import metrale.telemetry.Counters;
 import metrale.telemetry.KernelTiming;
 import metrale.telemetry.LaunchTrace;
 import metrale.telemetry.Telemetry;
-import metrale.telemetry.TraceEntry;
 
 /**
  * What the parts of one runtime share ({@link MemoryPart}, {@link CopyPart}, {@link KernelPart},
@@ -178,7 +177,7 @@ record Core(Driver driver, DeviceInfo info, Telemetry telemetry, LaunchTrace tra
     /** Traces and counts a device-to-device copy the driver accepted; a peer copy is one too. */
     void d2dDone(long s, long d, long bytes) {
         if (tracing.on()) {
-            tracing.record(TraceEntry.d2d(s, d, bytes), null);
+            tracing.d2d(s, d, bytes);
         }
         counters.d2dCopy(bytes);
     }

@@ -10,7 +10,6 @@ import metrale.gpu.LaunchConfig;
 import metrale.gpu.Stream;
 import metrale.gpu.spi.ModuleImages;
 import metrale.telemetry.CallSites;
-import metrale.telemetry.TraceEntry;
 
 /**
  * The rules of modules and kernels: images checked before the driver reads them, a replaced
@@ -148,18 +147,13 @@ final class KernelPart {
             throw launchFailed(e, func, "");
         }
         if (c.tracing().on()) {
-            recordLaunch(func, config, args);
+            c.tracing().kernel(func, config, args);
         }
         c.counters().launch();
         if (c.debugSync() || t0 != 0) {
             syncAfterLaunch(func, st, t0);
         }
         Jfr.launch(jfr, c.trace(), func, config, stream.handle());
-    }
-
-    private void recordLaunch(long func, LaunchConfig cfg, KernelArgs args) {
-        c.tracing().record(TraceEntry.kernel(func, cfg.grid().x(), cfg.grid().y(), cfg.grid().z(),
-                cfg.block().x(), cfg.block().y(), cfg.block().z(), cfg.sharedMemBytes(), args.words(), args.argKinds()), args);
     }
 
     /** The debug-sync and timing wait after a launch; skipped on a capturing stream, which a sync would invalidate. */

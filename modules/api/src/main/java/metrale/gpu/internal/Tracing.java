@@ -2,13 +2,18 @@
 package metrale.gpu.internal;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import metrale.gpu.Dim3;
 import metrale.gpu.KernelArgs;
+import metrale.gpu.LaunchConfig;
 import metrale.telemetry.LaunchTrace;
 import metrale.telemetry.TraceEntry;
 
 /**
  * Where a traced op goes: the launch trace, and the step recorder of the calling thread while it
  * runs a captured step's traced run. Thread-safe.
+ *
+ * <p>The launch trace gets the op's values through its record methods, which allocate nothing; a
+ * {@link TraceEntry} is built only for a step recorder, which keeps entries.
  */
 final class Tracing {
 
@@ -30,15 +35,39 @@ final class Tracing {
         return trace.on() || stepTracers.getPlain() != 0;
     }
 
-    /** Hands an op to the launch trace and to the calling thread's step recorder, if any. */
-    void record(TraceEntry e, KernelArgs args) {
-        trace.record(e);
-        if (stepTracers.getPlain() != 0) {
-            StepRecorder r = stepRecorder.get();
-            if (r != null) {
-                r.add(e, args);
-            }
+    /** Hands a kernel launch to the launch trace and to the calling thread's step recorder, if any. */
+    void kernel(long func, LaunchConfig cfg, KernelArgs args) {
+        Dim3 g = cfg.grid();
+        Dim3 b = cfg.block();
+        trace.recordKernel(func, g.x(), g.y(), g.z(), b.x(), b.y(), b.z(), cfg.sharedMemBytes(), args);
+        StepRecorder r = stepRecorder();
+        if (r != null) {
+            r.add(TraceEntry.kernel(func, g.x(), g.y(), g.z(), b.x(), b.y(), b.z(), cfg.sharedMemBytes(),
+                    args.words(), args.argKinds()), args);
         }
+    }
+
+    /** Hands an asynchronous memset to the launch trace and to the calling thread's step recorder, if any. */
+    void memset(long ptr, int value, long bytes) {
+        trace.recordMemset(ptr, value, bytes);
+        StepRecorder r = stepRecorder();
+        if (r != null) {
+            r.add(TraceEntry.memset(ptr, value, bytes), null);
+        }
+    }
+
+    /** Hands a device-to-device copy to the launch trace and to the calling thread's step recorder, if any. */
+    void d2d(long src, long dst, long bytes) {
+        trace.recordD2d(src, dst, bytes);
+        StepRecorder r = stepRecorder();
+        if (r != null) {
+            r.add(TraceEntry.d2d(src, dst, bytes), null);
+        }
+    }
+
+    /** {@return the calling thread's step recorder, or {@code null} outside a captured step's traced run} */
+    private StepRecorder stepRecorder() {
+        return stepTracers.getPlain() != 0 ? stepRecorder.get() : null;
     }
 
     /**
