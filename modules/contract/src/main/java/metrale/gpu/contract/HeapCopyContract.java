@@ -306,6 +306,8 @@ public abstract class HeapCopyContract extends GpuContract {
      * Eight threads, platform and virtual, copy arrays of their own to and from ranges of their own
      * at once, at sizes staged and not: every thread reads back exactly what it wrote, so no two
      * copies shared a staging buffer.
+     *
+     * @throws Exception if waiting for a thread the test starts fails
      */
     @Test
     public void eightThreadsCopyHeapArraysAtOnce() throws Exception {
@@ -358,6 +360,8 @@ public abstract class HeapCopyContract extends GpuContract {
      * Heap copies reuse a small set of page-locked buffers: many copies from several threads ask
      * the driver for at most eight page-locked allocations, and close gives every one back (the
      * after-test check of what the backend still holds).
+     *
+     * @throws Exception if waiting for a thread the test starts fails
      */
     @Test
     public void heapCopiesReuseABoundedSetOfPageLockedBuffers() throws Exception {
