@@ -27,7 +27,7 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  * memory:
  * <ul>
  *   <li>{@code Heap}: a Java {@code byte[]} ({@code copyH2D(byte[])}); the runtime stages it through
- *       its page-locked staging buffers, since the driver cannot read the moving Java heap;</li>
+ *       its staging buffers (pageable to the device, page-locked to the host), since the driver cannot read the moving Java heap;</li>
  *   <li>{@code Native}: pageable native memory from an {@link Arena} (not page-locked);</li>
  *   <li>{@code Pinned}: page-locked memory from {@code gpu.allocHostPinned}.</li>
  * </ul>

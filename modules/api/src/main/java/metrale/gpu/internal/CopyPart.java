@@ -39,7 +39,7 @@ final class CopyPart {
         c.checkRange(d, n, "copyH2D", "dst");
         var jfr = Jfr.beginCopy();
         try {
-            if (src.isNative() || !c.staging().copyH2D(src, d, n)) {
+            if (src.isNative() || !c.uploads().copyH2D(src, d, n)) {
                 c.driver().memcpyHtoD(d, src, n);
             }
         } catch (GpuException e) {

@@ -39,14 +39,16 @@ import metrale.telemetry.Telemetry;
  * @param timingOn      whether each launch is a timing span
  * @param debugSync     whether each launch is followed by a sync of its stream
  * @param checkPointers whether kernel pointer arguments are checked against live memory
- * @param staging       the page-locked buffers the blocking copies stage Java heap memory through
+ * @param staging       the page-locked buffers the blocking copies to the host stage Java heap memory through
+ * @param uploads       the pageable native buffers the blocking copies to the device stage Java heap memory through
  */
 record Core(Driver driver, DeviceInfo info, Telemetry telemetry, LaunchTrace trace, Counters counters,
             KernelTiming timing, Tracing tracing, Gate gate, Failures failures, Ledger ledger, Set<Long> reportedLeaks,
             RedZones redZones, Quarantine quarantine, ArenaTable arenas, Adoptions adoptions, PinnedRegistry pinned,
             HandleTable streams, HandleTable events, HandleTable functions, HandleTable graphs, Modules modules,
             OpCache opCache, PoolFront pool, AllocSites sites, Resources resources,
-            boolean pooled, boolean timingOn, boolean debugSync, boolean checkPointers, StagingBuffers staging) {
+            boolean pooled, boolean timingOn, boolean debugSync, boolean checkPointers, StagingBuffers staging,
+            StagingBuffers uploads) {
 
     /** {@return the shared state of a runtime over {@code driver}, configured by {@code options}} */
     static Core of(GpuOptions options, Driver driver) {
@@ -75,7 +77,7 @@ record Core(Driver driver, DeviceInfo info, Telemetry telemetry, LaunchTrace tra
                 streams, new HandleTable(), new HandleTable(), new HandleTable(), new Modules(),
                 new OpCache(), pool, sites, resources,
                 !"driver".equals(options.allocator()), options.timing(), options.debugSync(), options.checkPointers(),
-                new StagingBuffers(driver, pool::capturing));
+                new StagingBuffers(driver, pool::capturing, true), new StagingBuffers(driver, pool::capturing, false));
     }
 
     // ---- driver calls --------------------------------------------------------------------------

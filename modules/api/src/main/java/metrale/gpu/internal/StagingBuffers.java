@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package metrale.gpu.internal;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -10,13 +11,18 @@ import metrale.gpu.GpuException;
 import metrale.gpu.spi.Driver;
 
 /**
- * Page-locked host buffers through which the blocking copies stage Java heap memory (arrays and
- * heap segments). The driver cannot read the Java heap, which the GC moves, so a heap copy goes
- * through native memory; through one of these it needs no native allocation per copy, and the
- * driver copies from page-locked memory instead of staging pageable memory itself.
+ * Host buffers through which the blocking copies stage Java heap memory (arrays and heap
+ * segments), page-locked or pageable. The driver cannot read the Java heap, which the GC moves, so a heap copy goes
+ * through native memory; through one of these it needs no native allocation per copy.
  *
- * <p>{@value #COUNT} buffers of {@value #BUFFER_BYTES} bytes per runtime, each allocated with
- * {@code cuMemHostAlloc} the first time it is taken, so a runtime that copies no heap memory
+ * <p><b>Page-locked or not.</b> A runtime keeps two sets: page-locked buffers for copies to the
+ * host, and pageable native buffers (no driver call allocates them) for copies to the device. On
+ * an H200 with driver 580 a 4 KiB {@code cuMemcpyHtoD} from page-locked memory costs more than from
+ * pageable memory (9.2 against 7.0 µs from C), while {@code cuMemcpyDtoH} into page-locked memory
+ * costs less (7.3 against 9.6 µs); either way the copy allocates nothing.
+ *
+ * <p>{@value #COUNT} buffers of {@value #BUFFER_BYTES} bytes per set, each allocated (page-locked
+ * ones with {@code cuMemHostAlloc}) the first time it is taken, so a runtime that copies no heap memory
  * holds none. One atomic word holds which are taken. A copy of 1 to {@value #MAX_STAGED} bytes
  * goes through one buffer, {@value #BUFFER_BYTES} bytes per driver call; a copy of 0 bytes or of
  * more than {@value #MAX_STAGED}, one that finds every buffer taken, and one that cannot get its
@@ -77,6 +83,9 @@ final class StagingBuffers {
 
     private final Driver driver;
     private final BooleanSupplier capturing;
+    private final boolean pageLocked;
+    /** Slot i's arena when the buffers are pageable: closing it frees the buffer. */
+    private final Arena[] arenas = new Arena[COUNT];
     /** Slot i's buffer, {@code null} until first taken; read and written only by the holder of bit i, or by the free that claimed it. */
     private final MemorySegment[] buffers = new MemorySegment[COUNT];
     /** Bit i: slot i is taken; {@link #CLOSED}: nothing is taken any more. */
@@ -94,12 +103,14 @@ final class StagingBuffers {
     /**
      * Makes the slots; no buffer is allocated until a copy takes one.
      *
-     * @param driver    the runtime's driver, which allocates and frees the buffers
-     * @param capturing whether a capture of the runtime may be live, when no buffer may be allocated
+     * @param driver     the runtime's driver, which copies, and allocates and frees page-locked buffers
+     * @param capturing  whether a capture of the runtime may be live, when no page-locked buffer may be allocated
+     * @param pageLocked whether the buffers are page-locked ({@code cuMemHostAlloc}) or pageable native memory
      */
-    StagingBuffers(Driver driver, BooleanSupplier capturing) {
+    StagingBuffers(Driver driver, BooleanSupplier capturing, boolean pageLocked) {
         this.driver = driver;
         this.capturing = capturing;
+        this.pageLocked = pageLocked;
     }
 
     // ---- the copies ----------------------------------------------------------------------------
@@ -240,6 +251,14 @@ final class StagingBuffers {
         if (b != null || allocationFailed) {
             return b;
         }
+        if (!pageLocked) {
+            // No driver call: nothing a capture forbids. Shared, as the freeing thread may be another.
+            Arena arena = Arena.ofShared();
+            arenas[i] = arena;
+            b = arena.allocate(BUFFER_BYTES, 64);
+            buffers[i] = b;
+            return b;
+        }
         synchronized (allocationLock) {
             if (allocationFailed || capturing.getAsBoolean()) {
                 return null;
@@ -299,7 +318,9 @@ final class StagingBuffers {
             if ((held & (1 << i)) == 0 && claim(i)) {
                 MemorySegment b = buffers[i];
                 if (b != null) {
-                    step.accept("cuMemFreeHost (staging buffer)", () -> driver.memFreeHost(b));
+                    int slot = i;
+                    step.accept(pageLocked ? "cuMemFreeHost (staging buffer)" : "freeing a staging buffer",
+                            () -> free(slot, b));
                 }
             }
         }
@@ -316,9 +337,18 @@ final class StagingBuffers {
             return;
         }
         try {
-            driver.memFreeHost(b);
+            free(i, b);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.DEBUG, "metrale-gpu: freeing a staging buffer after close failed: " + e.getMessage());
+        }
+    }
+
+    /** Frees slot {@code i}'s buffer {@code b}, which this caller claimed. */
+    private void free(int i, MemorySegment b) {
+        if (pageLocked) {
+            driver.memFreeHost(b);
+        } else {
+            arenas[i].close();
         }
     }
 }

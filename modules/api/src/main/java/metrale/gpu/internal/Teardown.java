@@ -55,6 +55,7 @@ final class Teardown {
             quietly("cuMemFreeHost", quiet, () -> driver.memFreeHost(seg));
         }
         c.staging().close((what, step) -> quietly(what, quiet, step));
+        c.uploads().close((what, step) -> quietly(what, quiet, step));
         for (HandleTable.Slot ev : c.events().drain()) {
             quietly("cuEventDestroy_v2", quiet, () -> driver.eventDestroy(ev.raw()));
         }

@@ -18,18 +18,31 @@ import metrale.gpu.internal.ScriptedDriver;
 import org.junit.jupiter.api.Test;
 
 /**
- * The runtime's blocking copies of Java heap memory go through its page-locked staging buffers:
- * every array door and heap segments both ways, none for native memory, a capture or a copy past
+ * The runtime's blocking copies of Java heap memory go through its staging buffers, pageable native
+ * ones to the device and page-locked ones to the host: every array door and heap segments both ways, none for native memory, a capture or a copy past
  * 256 KiB, the buffers freed at close, and a staged copy's failure named as the runtime call.
  */
 class HeapStagingTest {
 
-    private static void assertStaged(ScriptedDriver driver, int lastCopies) {
+    /** Copies to the device stage through a pageable native buffer, copies to the host through a page-locked one. */
+    private static final boolean UP = true;
+    private static final boolean DOWN = false;
+
+    /** Asserts the host side of the last copies, in order: {@link #UP} a pageable native buffer, {@link #DOWN} a page-locked one. */
+    private static void assertStaged(ScriptedDriver driver, boolean... toDevice) {
         List<Long> hosts = driver.syncCopyHosts();
         Set<Long> locked = driver.pageLocked();
-        assertThat(hosts).hasSizeGreaterThanOrEqualTo(lastCopies);
-        assertThat(hosts.subList(hosts.size() - lastCopies, hosts.size())).as("host sides of the last copies")
-                .allSatisfy(h -> assertThat(locked).contains(h));
+        assertThat(hosts).hasSizeGreaterThanOrEqualTo(toDevice.length);
+        List<Long> last = hosts.subList(hosts.size() - toDevice.length, hosts.size());
+        for (int k = 0; k < toDevice.length; k++) {
+            long h = last.get(k);
+            assertThat(h).as("host side of copy %d of the last %d: native, not the heap", k, toDevice.length).isNotEqualTo(-1L);
+            if (toDevice[k]) {
+                assertThat(locked).as("a copy to the device stages through pageable memory").doesNotContain(h);
+            } else {
+                assertThat(locked).as("a copy to the host stages through page-locked memory").contains(h);
+            }
+        }
     }
 
     @Test
@@ -38,36 +51,36 @@ class HeapStagingTest {
         try (Gpu gpu = driver.open()) {
             DevicePtr p = gpu.alloc(1024);
             gpu.copyH2D(new byte[] {1, 2, 3, 4, 5, 6, 7, 8}, p);
-            assertStaged(driver, 1);
+            assertStaged(driver, UP);
             byte[] b = new byte[8];
             gpu.copyD2H(p, b);
             assertThat(b).containsExactly(1, 2, 3, 4, 5, 6, 7, 8);
-            assertStaged(driver, 1);
+            assertStaged(driver, DOWN);
 
             gpu.copyH2D(new int[] {-1, 7, Integer.MIN_VALUE}, p);
-            assertStaged(driver, 1);
+            assertStaged(driver, UP);
             int[] i = new int[3];
             gpu.copyD2H(p, i);
             assertThat(i).containsExactly(-1, 7, Integer.MIN_VALUE);
-            assertStaged(driver, 1);
+            assertStaged(driver, DOWN);
 
             gpu.copyH2D(new long[] {Long.MAX_VALUE, -2}, p);
             long[] l = new long[2];
             gpu.copyD2H(p, l);
             assertThat(l).containsExactly(Long.MAX_VALUE, -2);
-            assertStaged(driver, 2);
+            assertStaged(driver, UP, DOWN);
 
             gpu.copyH2D(new float[] {1.5f, Float.NaN}, p);
             float[] f = new float[2];
             gpu.copyD2H(p, f);
             assertThat(f).containsExactly(1.5f, Float.NaN);
-            assertStaged(driver, 2);
+            assertStaged(driver, UP, DOWN);
 
             gpu.copyH2D(new double[] {Math.E, -0.0}, p);
             double[] d = new double[2];
             gpu.copyD2H(p, d);
             assertThat(d).containsExactly(Math.E, -0.0);
-            assertStaged(driver, 2);
+            assertStaged(driver, UP, DOWN);
 
             byte[] whole = new byte[100];
             for (int k = 0; k < whole.length; k++) {
@@ -104,13 +117,15 @@ class HeapStagingTest {
 
             Stream s = gpu.createStream(true);
             gpu.beginCapture(s);
-            gpu.copyH2D(new byte[64], p);
+            gpu.copyD2H(p, new byte[64]);
             assertThat(driver.count("memHostAlloc")).as("no cuMemHostAlloc while a capture is live").isZero();
             assertThat(driver.syncCopyHosts()).last().isEqualTo(-1L);
-            gpu.destroyGraph(gpu.endCapture(s));
             gpu.copyH2D(new byte[64], p);
+            assertStaged(driver, UP);
+            gpu.destroyGraph(gpu.endCapture(s));
+            gpu.copyD2H(p, new byte[64]);
             assertThat(driver.count("memHostAlloc")).isEqualTo(1);
-            assertStaged(driver, 1);
+            assertStaged(driver, DOWN);
             gpu.destroyStream(s);
             gpu.free(p);
         }
@@ -126,7 +141,10 @@ class HeapStagingTest {
             int[] out = new int[1];
             gpu.copyD2H(p, out);
             assertThat(out).containsExactly(42);
-            assertThat(driver.syncCopyHosts()).containsExactly(-1L, -1L);
+            assertThat(driver.syncCopyHosts()).as("the copy to the device needs no page-locked buffer")
+                    .hasSize(2).last().isEqualTo(-1L);
+            assertThat(driver.syncCopyHosts().get(0)).as("the copy to the device, staged").isNotEqualTo(-1L)
+                    .isNotIn(driver.pageLocked());
             assertThat(gpu.fault()).as("the failed allocation is no fault").isEmpty();
             gpu.free(p);
         }

@@ -38,7 +38,7 @@ class StagingBuffersTest {
     @BeforeEach
     void open() {
         driver = new ScriptedDriver();
-        staging = new StagingBuffers(driver, () -> capturing);
+        staging = new StagingBuffers(driver, () -> capturing, true);
         dev = driver.memAlloc(4L << 20);
     }
 
@@ -412,5 +412,31 @@ class StagingBuffersTest {
         assertThat(driver.count("memFreeHost")).as("each buffer freed once").isEqualTo(driver.count("memHostAlloc"));
         assertThat(driver.pageLocked()).isEmpty();
         assertThat(staging.allocated()).isZero();
+    }
+
+    @Test
+    void pageableBuffersNeedNoDriverAllocationNotEvenDuringACaptureAndCloseFreesThem() {
+        StagingBuffers uploads = new StagingBuffers(driver, () -> capturing, false);
+        capturing = true;
+        byte[] src = pattern(70 << 10, 9);
+        assertThat(uploads.copyH2D(MemorySegment.ofArray(src), dev, src.length)).isTrue();
+        assertThat(driver.read(dev, src.length)).containsExactly(src);
+        byte[] back = new byte[src.length];
+        assertThat(uploads.copyD2H(dev, MemorySegment.ofArray(back), back.length)).isTrue();
+        assertThat(back).containsExactly(src);
+        assertThat(driver.calls()).doesNotContain("memHostAlloc");
+        List<Long> hosts = driver.syncCopyHosts();
+        assertThat(hosts).as("two chunks each way, through one native buffer").hasSize(4).doesNotContain(-1L);
+        assertThat(new HashSet<>(hosts)).hasSize(1);
+        assertThat(driver.pageLocked()).isEmpty();
+        assertThat(uploads.allocated()).isEqualTo(1);
+
+        int held = uploads.take();
+        uploads.close((what, step) -> step.run());
+        assertThat(uploads.allocated()).as("a buffer held at close is freed when given back").isEqualTo(1);
+        uploads.give(held);
+        assertThat(uploads.allocated()).isZero();
+        assertThat(driver.calls()).doesNotContain("memFreeHost");
+        assertThat(uploads.copyH2D(MemorySegment.ofArray(src), dev, 64)).as("nothing staged after close").isFalse();
     }
 }

@@ -74,7 +74,7 @@ public abstract class LifetimeContract extends GpuContract {
 
     /**
      * Eight threads, platform and virtual, copy Java arrays to and from the device, staged through
-     * the runtime's page-locked buffers and (past 256 KiB) not, while close comes: every copy either
+     * the runtime's staging buffers and (past 256 KiB) not, while close comes: every copy either
      * completes with the right bytes or is refused as closed, and close frees every staging buffer
      * (the backend holds nothing once it returns).
      */
