@@ -102,6 +102,8 @@ final class Gate {
     private final Object graceLock = new Object();
     private final AtomicBoolean releaseClaimed = new AtomicBoolean();
     private volatile Runnable pendingRelease;
+    /** Set once the release has returned (or thrown), on whichever thread ran it. */
+    private volatile boolean releaseDone;
     /** Indexed by token: made once, so entering allocates nothing. */
     private final Pass[] passes = {new Pass(this, 0), new Pass(this, 1), new Pass(this, RELEASER)};
 
@@ -201,8 +203,8 @@ final class Gate {
 
     /**
      * Closes the gate: later calls are refused; then waits up to {@code waitNanos} for the calls in
-     * flight to leave and runs {@code release}. If they have not left by then, the last of them
-     * runs it when it leaves.
+     * flight to leave and for {@code release} to have run, here or on the last call out. If they
+     * have not left by then, the last of them runs it when it leaves.
      *
      * @param release   what frees the runtime's resources; run exactly once
      * @param waitNanos how long to wait for calls in flight
@@ -232,6 +234,11 @@ final class Gate {
         if (inFlight() == 0) {
             runRelease();
         }
+        // The last call out may have read the pending release after its count reached zero and
+        // claimed it first: close still returns only once it has run, within the same wait.
+        while (releaseClaimed.get() && !releaseDone && System.nanoTime() - deadline < 0) {
+            backOff(spins++);
+        }
         return true;
     }
 
@@ -239,7 +246,11 @@ final class Gate {
         Runnable r = pendingRelease;
         if (r != null && releaseClaimed.compareAndSet(false, true)) {
             pendingRelease = null;
-            r.run();
+            try {
+                r.run();
+            } finally {
+                releaseDone = true;
+            }
         }
     }
 

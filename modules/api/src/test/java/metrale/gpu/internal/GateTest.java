@@ -256,6 +256,38 @@ class GateTest {
         assertThat(inFlightAtRelease).containsExactly(0);
     }
 
+    /**
+     * The last call out can read the pending release after its count reached zero and claim it
+     * before the closing thread does (seen on the H200: close returned in 131 µs with the driver
+     * still open, the release running on a worker). Close must still return only once the release
+     * has run, whichever thread ran it. A race: each round leaves at a different moment around
+     * close's own check, many rounds.
+     */
+    @Test
+    void closeReturnsOnlyAfterTheReleaseRanEvenWhenTheLastCallOutRunsIt() throws Exception {
+        for (int round = 0; round < 3_000; round++) {
+            Gate g = new Gate();
+            Gate.Pass pass = g.enter("w");
+            AtomicBoolean done = new AtomicBoolean();
+            int delay = round % 64;
+            Thread leaver = Thread.ofPlatform().start(() -> {
+                for (int i = 0; i < delay * 8; i++) {
+                    Thread.onSpinWait();
+                }
+                pass.close();
+            });
+            g.close(() -> {
+                long until = System.nanoTime() + 50_000;
+                while (System.nanoTime() - until < 0) {
+                    Thread.onSpinWait();
+                }
+                done.set(true);
+            }, LONG_WAIT, "Closer.java:1");
+            assertThat(done.get()).as("round %d: the release had run when close returned", round).isTrue();
+            leaver.join();
+        }
+    }
+
     @Test
     void closeStopsWaitingAtItsBoundAndTheLastCallOutReleases() throws Exception {
         Gate g = new Gate();
