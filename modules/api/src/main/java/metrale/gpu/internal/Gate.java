@@ -234,12 +234,18 @@ final class Gate {
         if (inFlight() == 0) {
             runRelease();
         }
-        // The last call out may have read the pending release after its count reached zero and
-        // claimed it first: close still returns only once it has run, within the same wait.
+        awaitRelease(deadline, spins);
+        return true;
+    }
+
+    /**
+     * The last call out may have read the pending release after its count reached zero and
+     * claimed it first: close still returns only once it has run, within the same wait.
+     */
+    private void awaitRelease(long deadline, long spins) {
         while (releaseClaimed.get() && !releaseDone && System.nanoTime() - deadline < 0) {
             backOff(spins++);
         }
-        return true;
     }
 
     private void runRelease() {
