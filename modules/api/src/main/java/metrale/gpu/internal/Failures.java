@@ -64,7 +64,7 @@ final class Failures {
             raw = e.rawCode();
             details = e.details();
             if (error == CudaError.ILLEGAL_ADDRESS) {
-                details = join(details, nearestAllocation(e.getMessage()));
+                details = join(join(details, freedMemory(e.getMessage())), nearestAllocation(e.getMessage()));
             }
         } else {
             // The call's own error is an argument error, but the context reports a sticky one
@@ -100,6 +100,28 @@ final class Failures {
             LOG.log(System.Logger.Level.DEBUG, "metrale-gpu: context probe failed: " + ex);
             return CudaError.SUCCESS;
         }
+    }
+
+    /**
+     * {@return what the runtime remembers of freed memory at the first address the driver's message
+     * names that no live allocation holds, or empty}: a kernel that touched a buffer after its free
+     * is told where that buffer was allocated and freed
+     */
+    private String freedMemory(String message) {
+        Matcher m = HEX.matcher(message == null ? "" : message);
+        while (m.find()) {
+            long addr;
+            try {
+                addr = Long.parseUnsignedLong(m.group(1), 16);
+            } catch (NumberFormatException ex) {
+                continue;
+            }
+            String was = ledger.freedHolding(addr);
+            if (was != null) {
+                return "0x" + Long.toHexString(addr) + " lies in memory this runtime freed: " + was;
+            }
+        }
+        return "";
     }
 
     /**

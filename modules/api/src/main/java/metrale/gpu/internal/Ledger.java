@@ -205,6 +205,28 @@ final class Ledger {
                 + (near == null ? " (it holds no allocation)" : "; the nearest allocation is " + near.describe());
     }
 
+    /**
+     * {@return what the ledger remembers of freed memory holding {@code addr}, when no live entry
+     * (pad included) holds it: {@code "it was <entry>, freed at <site>"}; {@code null} otherwise}
+     * The most recent free at each base is remembered, a bounded number of them.
+     */
+    String freedHolding(long addr) {
+        synchronized (lock) {
+            Map.Entry<Long, Entry> floor = live.floorEntry(addr);
+            if (floor != null && Long.compareUnsigned(addr - floor.getKey(),
+                    floor.getValue().allocation().bytes() + floor.getValue().pad()) < 0) {
+                return null;
+            }
+            Freed hit = null;
+            for (Freed f : freed.values()) {
+                if (Long.compareUnsigned(addr - f.entry().base(), f.entry().allocation().bytes() + f.entry().pad()) < 0) {
+                    hit = f;
+                }
+            }
+            return hit == null ? null : "it was " + hit.entry().describe() + ", freed at " + hit.freeSite();
+        }
+    }
+
     /** {@return {@code {base, bytes}} of the live entry, pad included, that holds {@code addr}; {@code null} when none} */
     long[] extentOf(long addr) {
         synchronized (lock) {

@@ -80,6 +80,23 @@ final class Quarantine {
         return limit > 0;
     }
 
+    /**
+     * Tells the driver that the memory based at {@code base}, about to be admitted, is held: a
+     * driver that checks bounds then faults a kernel that touches it. Before the admission, while
+     * nothing can have reused the address. A driver failing here (a latched fault) only leaves the
+     * memory reachable by a stale kernel.
+     */
+    void hold(long base) {
+        if (limit > 0) {
+            try {
+                driver.memoryHeld(base);
+            } catch (GpuException e) {
+                System.getLogger("metrale.gpu").log(System.Logger.Level.DEBUG, "metrale-gpu: quarantine hold of 0x"
+                        + Long.toHexString(base) + " not told to the driver: " + e.getMessage());
+            }
+        }
+    }
+
     /** {@return the bytes held, pads included} */
     long bytes() {
         synchronized (lock) {
@@ -120,6 +137,13 @@ final class Quarantine {
         }
     }
 
+    /**
+     * Scans every unscanned pad. A pad that cannot be read (the driver refuses the read of a held
+     * range, which only a runtime bug or a broken backend does) is reported once: the range leaves
+     * the quarantine unscanned and goes back, and one exception names it, both its sites and the
+     * bytes. A failed context sync or a sticky error leaves every range unscanned for the next
+     * settle, since the fault is the context's, not the range's.
+     */
     private void scanPending() {
         List<Held> todo;
         synchronized (lock) {
@@ -129,24 +153,44 @@ final class Quarantine {
             todo = new ArrayList<>(unscanned);
             unscanned.clear();
         }
-        List<Ledger.Entry> entries = new ArrayList<>(todo.size());
-        for (Held h : todo) {
-            entries.add(h.entry());
-        }
-        List<RedZoneViolation> found;
+        List<RedZoneViolation> found = new ArrayList<>();
+        List<Held> unreadable = new ArrayList<>();
+        GpuException readFailure = null;
         try {
             // The pad may be written by any stream's work, a non-blocking one's included.
             driver.ctxSynchronize();
-            found = redZones.find(driver, entries, e -> true);
+            for (int i = 0; i < todo.size(); i++) {
+                Held h = todo.get(i);
+                try {
+                    found.addAll(redZones.find(driver, List.of(h.entry()), e -> true));
+                } catch (GpuException e) {
+                    if (e.error().isSticky()) {
+                        synchronized (lock) {
+                            unscanned.addAll(0, todo.subList(i, todo.size()));
+                        }
+                        throw e;
+                    }
+                    unreadable.add(h);
+                    readFailure = readFailure == null ? e : readFailure;
+                }
+            }
         } catch (GpuException e) {
-            synchronized (lock) {
-                unscanned.addAll(0, todo);
+            if (found.isEmpty() && unreadable.isEmpty()) {
+                synchronized (lock) {
+                    unscanned.addAll(0, todo);
+                }
             }
             throw e;
         }
-        if (found.isEmpty()) {
-            return;
+        if (!found.isEmpty()) {
+            report(found, todo);
         }
+        if (!unreadable.isEmpty()) {
+            throw dropUnreadable(unreadable, readFailure);
+        }
+    }
+
+    private void report(List<RedZoneViolation> found, List<Held> todo) {
         synchronized (lock) {
             for (RedZoneViolation v : found) {
                 if (violations.size() < MAX_VIOLATIONS) {
@@ -164,6 +208,36 @@ final class Quarantine {
             System.getLogger("metrale.gpu").log(System.Logger.Level.WARNING,
                     "metrale-gpu: " + v + " (found when it was freed at " + freeSite + ")");
         }
+    }
+
+    /**
+     * Takes ranges whose pads could not be read out of the quarantine and gives them back.
+     *
+     * @return the one exception that reports them: the first range with both sites and its bytes,
+     *         the driver's error, and how many more
+     */
+    private GpuException dropUnreadable(List<Held> unreadable, GpuException cause) {
+        synchronized (lock) {
+            for (Held h : unreadable) {
+                if (queue.remove(h)) {
+                    bytes -= h.bytes();
+                }
+            }
+        }
+        GpuException failedRelease = null;
+        for (Held h : unreadable) {
+            failedRelease = giveBack(h, failedRelease);
+        }
+        Held first = unreadable.getFirst();
+        GpuException e = new GpuException(cause.error(), cause.rawCode(), "red-zone scan at free",
+                "the pad of " + first.entry().describe() + ", freed at " + first.freeSite() + ", could not be read back ("
+                + first.entry().pad() + " pad bytes at 0x" + Long.toHexString(first.entry().end()) + "): " + cause.getMessage()
+                + "; it left the quarantine unscanned and went back to its allocator"
+                + (unreadable.size() > 1 ? "; " + (unreadable.size() - 1) + " more freed range(s) likewise" : ""), cause);
+        if (failedRelease != null) {
+            e.addSuppressed(failedRelease);
+        }
+        return e;
     }
 
     /** Gives back the oldest ranges until at most {@code keep} bytes are held; a failed release is rethrown after the rest. */

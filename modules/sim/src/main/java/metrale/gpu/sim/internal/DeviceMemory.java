@@ -232,17 +232,42 @@ final class DeviceMemory {
         return b;
     }
 
-    /** {@return the pool block based at {@code addr}, taken out of its allocation's blocks so that it is releasing, or {@code null}} */
+    /**
+     * {@return the pool block carved at {@code addr}, taken out of its allocation's blocks so that it
+     * is releasing, or {@code null} when no block is carved there} Exactly the block carved at that
+     * base: an older block releasing at the same base (its work still pending) is not the one the
+     * runtime frees.
+     */
     Alloc releaseBlock(long addr) {
-        Alloc a = find(addr);
-        if (a == null || a.parent == null || a.base != addr) {
+        Map.Entry<Long, Alloc> e = live.floorEntry(addr);
+        Alloc p = e == null ? null : e.getValue();
+        if (p == null || p.blocks == null || addr - p.base >= p.size) {
             return null;
         }
-        Alloc p = a.parent;
-        if (p.blocks.remove(addr, a)) {
-            p.releasing.add(a);
+        Alloc b = p.blocks.get(addr);
+        if (b == null) {
+            return null;
         }
-        return a;
+        if (p.blocks.remove(addr, b)) {
+            p.releasing.add(b);
+        }
+        return b;
+    }
+
+    /**
+     * {@return the device allocation or pool block based exactly at {@code addr}, for the
+     * runtime's quarantine to hold, or {@code null}}
+     */
+    Alloc heldAt(long addr) {
+        Map.Entry<Long, Alloc> e = live.floorEntry(addr);
+        Alloc p = e == null ? null : e.getValue();
+        if (p == null || p.kind != Alloc.Kind.DEVICE || addr - p.base >= p.size) {
+            return null;
+        }
+        if (p.blocks != null) {
+            return p.blocks.get(addr);
+        }
+        return p.base == addr ? p : null;
     }
 
     /** Ends a released block: an address in it now faults, as pool memory no block holds. */
