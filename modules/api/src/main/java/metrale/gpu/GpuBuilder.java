@@ -59,8 +59,9 @@ public final class GpuBuilder {
     /**
      * Holds up to {@code bytes} of freed device memory back from reuse, so a stale pointer is
      * refused naming where its memory was allocated and freed; 0 gives memory back at the free.
-     * Unset, it is {@value GpuOptions#DEFAULT_QUARANTINE_BYTES} bytes (64 MiB) when red zones are on,
-     * else 0 (see {@link GpuOptions#quarantineBytes()} for its cost).
+     * Unset, it is {@value GpuOptions#DEFAULT_QUARANTINE_BYTES} bytes (64 MiB) on the simulator;
+     * on CUDA 64 MiB when red zones are on, else 0 (see {@link GpuOptions#quarantineBytes()} for its
+     * cost). {@link Gpu#options()} reports what was resolved.
      *
      * @param bytes the most bytes held, at least 0
      * @return this
@@ -116,8 +117,9 @@ public final class GpuBuilder {
 
     /**
      * Chooses how much of the creation sites of allocations and resources is recorded for leak
-     * reports: {@link LeakDetection#OFF}, {@link LeakDetection#SAMPLED} (the default: one in
-     * {@link #leakDetectionSample(int)} walks its stack) or {@link LeakDetection#ALL} (the test kit's).
+     * reports: {@link LeakDetection#OFF}, {@link LeakDetection#SAMPLED} (CUDA's default: one in
+     * {@link #leakDetectionSample(int)} walks its stack) or {@link LeakDetection#ALL} (the
+     * simulator's default and the test kit's). {@link Gpu#options()} reports what was resolved.
      *
      * @param level the level
      * @return this
@@ -275,13 +277,21 @@ public final class GpuBuilder {
      *                                  the one that replaces it, given in the same place
      */
     public GpuOptions options() {
-        LeakSettings.Resolved leaks = LeakSettings.resolve(leakDetection, leakDetectionSample, allocSites, allocSiteSample);
+        String name = backend != null ? backend : Setting.BACKEND.text(null).orElse(null);
+        // What the user left unset takes the backend's default: the simulator's are the test kit's.
+        Map<Setting, String> byBackend = metrale.gpu.internal.Backends.defaults(name,
+                new metrale.gpu.spi.DriverConfig(backendOptions, backendObjects));
+        LeakSettings.Resolved leaks = LeakSettings.resolve(leakDetection, leakDetectionSample, allocSites, allocSiteSample,
+                LeakDetection.fromOption(byBackend.getOrDefault(Setting.LEAK_DETECTION,
+                        Setting.LEAK_DETECTION.defaultValue().orElseThrow())));
         long redZone = redZoneBytes != null ? redZoneBytes : Setting.REDZONE.whole(null);
         long quarantine = quarantineBytes != null ? quarantineBytes
                 : Setting.QUARANTINE.text(null).isPresent() ? Setting.QUARANTINE.whole(null)
+                : byBackend.containsKey(Setting.QUARANTINE)
+                ? Setting.parseWhole(Setting.QUARANTINE.what(), byBackend.get(Setting.QUARANTINE))
                 : redZone > 0 ? GpuOptions.DEFAULT_QUARANTINE_BYTES : 0;
         return new GpuOptions(
-                backend != null ? backend : Setting.BACKEND.text(null).orElse(null),
+                name,
                 redZone,
                 redZoneMinIndex != null ? redZoneMinIndex : Setting.REDZONE_MIN_IDX.whole(null),
                 debugSync != null ? debugSync : Setting.DEBUG_SYNC.bool(null),

@@ -48,10 +48,11 @@ final class LeakSettings {
      * @param sample    {@code leakDetection.sample} given in code, or {@code null}
      * @param oldOn     the deprecated {@code allocSites} given in code, or {@code null}
      * @param oldSample the deprecated {@code allocSites.sample} given in code, or {@code null}
+     * @param fallback  the level when no name is set anywhere: the backend's default
      * @throws IllegalArgumentException if a value is outside its grammar or below 1, or an old and a
      *                                  new name from the same source disagree
      */
-    static Resolved resolve(LeakDetection level, Integer sample, Boolean oldOn, Integer oldSample) {
+    static Resolved resolve(LeakDetection level, Integer sample, Boolean oldOn, Integer oldSample, LeakDetection fallback) {
         Found<LeakDetection> newLevel = find(Setting.LEAK_DETECTION, level == null ? null : level.option(),
                 LeakDetection::fromOption);
         Found<Long> newSample = find(Setting.LEAK_DETECTION_SAMPLE, sample == null ? null : sample.toString(),
@@ -69,8 +70,7 @@ final class LeakSettings {
         LeakDetection oldLevel = oldWhy == null ? null
                 : on != null && !on.value() ? LeakDetection.OFF
                 : every != null && every.value() > 1 ? LeakDetection.SAMPLED : LeakDetection.ALL;
-        LeakDetection lvl = pick(newLevel, newLevel == null ? null : newLevel.value(), oldWhy, oldLevel,
-                LeakDetection.SAMPLED);
+        LeakDetection lvl = pick(newLevel, newLevel == null ? null : newLevel.value(), oldWhy, oldLevel, fallback);
 
         // Only a rate above 1 is a rate; 1 said "every site", a level.
         Found<Long> oldRate = every != null && every.value() > 1 ? every : null;

@@ -33,7 +33,7 @@ public enum Setting {
             "Only allocations with a creation index at or above this get a red zone: red-zone only what comes after warm-up."),
     /** Freed device memory held back from reuse. */
     QUARANTINE("quarantine", "quarantineBytes(long)", "metrale.quarantine", "METRALE_QUARANTINE", null, Grammar.WHOLE_NUMBER,
-            "`67108864` (64 MiB) when red zones are on, else `0` (off); the test kit sets 64 MiB",
+            "`67108864` (64 MiB) on the simulator; on CUDA 64 MiB when red zones are on, else `0` (off); the test kit sets 64 MiB",
             "The most bytes of freed device memory (red-zone pads included) held back from reuse, oldest given back "
             + "first, by `free` and both pools (`caching`, `cuda`): a copy, memset or checked launch argument into "
             + "held memory is `INVALID_VALUE` naming where it was allocated and freed. Costs up to this much device "
@@ -52,7 +52,7 @@ public enum Setting {
             "Time each launch per kernel (`telemetry().timing().report()`)."),
     /** How much of the creation sites of allocations and resources is recorded: {@link LeakDetection}. */
     LEAK_DETECTION("leakDetection", "leakDetection(LeakDetection)", "metrale.leakDetection", "METRALE_LEAK_DETECTION",
-            "sampled", Grammar.CHOICE, "`sampled`; the test kit sets `all`",
+            "sampled", Grammar.CHOICE, "`all` on the simulator, `sampled` on CUDA; the test kit sets `all`",
             "Netty's leak-detection levels for the creation sites (`File.java:line`, a stack walk bounded in depth) "
             + "of device allocations and of resources: `off` (no walk; every site is `?`), `sampled` (one in "
             + "`leakDetection.sample`, drawn at random, walks its stack; the others are named `(unsampled: ...)`, and "

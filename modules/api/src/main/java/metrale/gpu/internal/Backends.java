@@ -66,6 +66,62 @@ public final class Backends {
         return choose(name, providers(), LOG);
     }
 
+    /**
+     * {@return the defaults of the backend {@code name} names, or of the one an automatic choice
+     * would take when {@code name} is {@code null}} Chooses without logging: the runtime's open
+     * logs its choice. Empty when no backend matches (opening then fails, naming why).
+     *
+     * @param name   the backend's name, or {@code null} to choose automatically
+     * @param config the backend options
+     */
+    public static java.util.Map<metrale.gpu.Setting, String> defaults(String name, metrale.gpu.spi.DriverConfig config) {
+        List<BackendProvider> all = providers();
+        BackendProvider p = null;
+        if (name != null) {
+            for (BackendProvider x : all) {
+                if (x.name().equalsIgnoreCase(name)) {
+                    p = x;
+                    break;
+                }
+            }
+        } else {
+            try {
+                p = choose(null, all, QUIET);
+            } catch (RuntimeException e) {
+                p = null;
+            }
+        }
+        if (p == null) {
+            return java.util.Map.of();
+        }
+        try {
+            return p.defaults(config);
+        } catch (RuntimeException e) {
+            return java.util.Map.of();
+        }
+    }
+
+    /** A logger that drops everything: {@link #defaults} chooses as {@link #choose} does, without its news. */
+    private static final System.Logger QUIET = new System.Logger() {
+        @Override
+        public String getName() {
+            return "metrale.gpu.quiet";
+        }
+
+        @Override
+        public boolean isLoggable(Level level) {
+            return false;
+        }
+
+        @Override
+        public void log(Level level, java.util.ResourceBundle bundle, String msg, Throwable thrown) {
+        }
+
+        @Override
+        public void log(Level level, java.util.ResourceBundle bundle, String format, Object... params) {
+        }
+    };
+
     /** {@link #choose(String)} over the given providers, highest priority first, logging to {@code log}. */
     static BackendProvider choose(String name, List<BackendProvider> all, System.Logger log) {
         List<String> names = all.stream().map(BackendProvider::name).toList();

@@ -145,9 +145,12 @@ final class MemoryPart {
             pool.release(e, pool.freeSite(e, AllocSites.FREE_NOT_RECORDED));
             return;
         }
-        if (c.quarantine().on()) {
+        // A capture whose mode forbids cuMemFree gets the driver's own refusal, which invalidates it,
+        // quarantine or not: a free the quarantine deferred would pass here and fail without one.
+        if (c.quarantine().on() && !pool.forbidsFree()) {
             // The quarantine's reports and the free's red-zone scan name where it was freed; nothing else does.
             String freeSite = c.sites().freeSite(e, c.ledger());
+            c.quarantine().hold(p);
             c.run(() -> c.quarantine().admit(new Quarantine.Held(e, freeSite, -1, () -> memFreeHeld(e)),
                     pool.quarantineWaits()), () -> "free " + ptr);
             return;

@@ -189,9 +189,10 @@ final class PoolFront implements MemoryPool {
                 redZones.fill(driver, p, bytes, pad, capturing(), s);
             } catch (GpuException e) {
                 RuntimeException r = failure.fail(e, op + " (red-zone fill)");
+                // The backend forgets the block before the allocator may hand its address out again.
+                blockReleased(p, s);
                 try {
                     a.free(p, s);
-                    blockReleased(p, s);
                 } catch (RuntimeException suppressed) {
                     r.addSuppressed(suppressed);
                 }
@@ -217,6 +218,14 @@ final class PoolFront implements MemoryPool {
             quarantine.flush(true);
             return a.alloc(bytes, s, site, index);
         }
+    }
+
+    /**
+     * {@return whether a capture in flight forbids {@code cuMemFree} on this thread now} (a
+     * {@code GLOBAL} capture anywhere, or a {@code THREAD_LOCAL} one of this thread)
+     */
+    boolean forbidsFree() {
+        return captures.any() && captures.forbidding() != null;
     }
 
     /** {@return whether a capture is in flight on any stream of the runtime} */
@@ -334,6 +343,7 @@ final class PoolFront implements MemoryPool {
             throw x;
         }
         if (quarantine.on()) {
+            quarantine.hold(e.base());
             try {
                 quarantine.admit(new Quarantine.Held(e, freeSite, on, () -> giveBack(a, e, on, freeSite)), quarantineWaits());
             } catch (GpuException x) {
@@ -342,7 +352,7 @@ final class PoolFront implements MemoryPool {
             return;
         }
         try {
-            a.free(e.base(), on);
+            handBack(a, e, on);
         } catch (GpuException x) {
             ledger.add(e);
             throw failure.fail(x, op + " " + e.allocation().ptr());
@@ -352,15 +362,40 @@ final class PoolFront implements MemoryPool {
 
     /** Gives a block the quarantine held back to the allocator, on the lane it was freed on. */
     private void giveBack(StreamAllocator a, Ledger.Entry e, long on, String freeSite) {
-        a.free(e.base(), on);
+        handBack(a, e, on);
         recordFree(e, on, freeSite);
     }
 
     /**
-     * Tells a driver that checks bounds that the block at {@code p} went back on lane {@code on}. After
-     * the allocator took it back: a refused free leaves the block a block. A driver failing here
-     * (a latched fault) only leaves the block's bounds standing: a stale access to it then passes
-     * the simulator's bounds, and nothing legal faults.
+     * Gives block {@code e} back to the allocator on lane {@code on}, telling the backend first: once
+     * the allocator holds the block, another thread may carve the same base, and a release told
+     * after that would end the new block. An allocator that refuses the free keeps the block, so
+     * the backend is told it is a block again.
+     *
+     * @throws GpuException the allocator's refusal
+     */
+    private void handBack(StreamAllocator a, Ledger.Entry e, long on) {
+        long p = e.base();
+        blockReleased(p, on);
+        try {
+            a.free(p, on);
+        } catch (RuntimeException x) {
+            if (carves) {
+                try {
+                    driver.poolBlockCarved(p, e.allocation().bytes() + e.pad());
+                } catch (GpuException again) {
+                    x.addSuppressed(again);
+                }
+            }
+            throw x;
+        }
+    }
+
+    /**
+     * Tells a driver that checks bounds that the block at {@code p} goes back on lane {@code on}.
+     * Before the allocator takes it back, so that no other thread can have carved the same base
+     * yet. A driver failing here (a latched fault) only leaves the block's bounds standing: a stale
+     * access to it then passes the simulator's bounds, and nothing legal faults.
      */
     private void blockReleased(long p, long on) {
         if (carves) {
@@ -375,7 +410,6 @@ final class PoolFront implements MemoryPool {
 
     private void recordFree(Ledger.Entry e, long on, String freeSite) {
         long p = e.base();
-        blockReleased(p, on);
         if (raceChecks) {
             synchronized (freed) {
                 freed.put(p, new Freed(p, e.allocation().bytes() + e.pad(), e.allocation().index(),

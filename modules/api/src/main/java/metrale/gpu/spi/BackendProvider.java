@@ -30,6 +30,19 @@ public interface BackendProvider {
     Driver open(DriverConfig config);
 
     /**
+     * {@return the defaults this backend gives to settings that neither code, a system property
+     * nor an environment variable sets, as text in each setting's grammar} A setting absent here
+     * takes the table's default ({@link metrale.gpu.Setting#defaultValue()}). The simulator, which
+     * exists to find bugs, names every call site and holds freed memory back
+     * ({@code leakDetection=all}, a 64 MiB quarantine); CUDA keeps the fast defaults.
+     *
+     * @param config the backend options the runtime would be opened with
+     */
+    default java.util.Map<metrale.gpu.Setting, String> defaults(DriverConfig config) {
+        return java.util.Map.of();
+    }
+
+    /**
      * Lists the devices {@link #open} can open: the option {@code device} (an ordinal from this list,
      * default 0) picks one.
      *

@@ -224,6 +224,19 @@ public interface Driver extends AutoCloseable {
     default void poolBlockReleased(long ptr, long stream) {
     }
 
+    /**
+     * Tells a driver that checks bounds that the application freed the allocation or pool block
+     * based at {@code ptr} and the runtime's quarantine now holds it: it is neither freed nor
+     * released yet, so nothing can reuse it, but a kernel that touches it once the work enqueued
+     * before this call has run is touching freed memory, and faults as it would after a
+     * {@code cuMemFree}. Copies still reach it (the quarantine reads its red zone back). The hold
+     * ends with the memory's {@link #memFree} or {@link #poolBlockReleased}. Other drivers ignore it.
+     *
+     * @param ptr the allocation's or block's first byte
+     */
+    default void memoryHeld(long ptr) {
+    }
+
     /** Which allocation an address lies in: see {@link #allocationExtents}. */
     @FunctionalInterface
     interface Extents {

@@ -35,9 +35,12 @@ public abstract class AbstractPoolContract extends GpuContract {
         return false;
     }
 
-    /** {@return the builder with this contract's allocator} */
+    /**
+     * {@return the builder with this contract's allocator and no quarantine} These contracts test
+     * the allocator's own reuse decisions, which a quarantine (the simulator's default) would delay.
+     */
     GpuBuilder pooled(GpuBuilder b) {
-        return b.allocator(allocator());
+        return b.allocator(allocator()).quarantineBytes(0);
     }
 
     boolean caching() {

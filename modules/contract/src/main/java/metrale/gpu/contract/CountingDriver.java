@@ -535,6 +535,12 @@ public final class CountingDriver implements Driver {
     }
 
     @Override
+    public void memoryHeld(long ptr) {
+        ledger.count("memoryHeld");
+        inner.memoryHeld(ptr);
+    }
+
+    @Override
     public void poolBlockReleased(long ptr, long stream) {
         ledger.count("poolBlockReleased");
         inner.poolBlockReleased(ptr, stream);

@@ -55,6 +55,18 @@ public final class CountingDriverProvider implements BackendProvider {
         throw new IllegalArgumentException("option " + CountingDriver.INNER + "=" + name + " names no backend on the class path");
     }
 
+    /** {@inheritDoc} The defaults of the backend it wraps. */
+    @Override
+    public java.util.Map<metrale.gpu.Setting, String> defaults(DriverConfig config) {
+        String name = config.get(CountingDriver.INNER, null);
+        for (BackendProvider p : others()) {
+            if (p.name().equalsIgnoreCase(name)) {
+                return p.defaults(config);
+            }
+        }
+        return java.util.Map.of();
+    }
+
     private static List<BackendProvider> others() {
         List<BackendProvider> out = new ArrayList<>();
         for (BackendProvider p : ServiceLoader.load(BackendProvider.class, CountingDriverProvider.class.getClassLoader())) {

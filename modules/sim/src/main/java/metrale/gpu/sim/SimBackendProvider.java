@@ -19,6 +19,18 @@ public final class SimBackendProvider implements BackendProvider {
         return "sim";
     }
 
+    /**
+     * {@inheritDoc} The simulator exists to find bugs, so its defaults are the test kit's: every
+     * call site walked ({@code leakDetection=all}), and freed memory held back from reuse (a
+     * 64 MiB quarantine), so a stale pointer names where its memory was allocated and freed instead
+     * of landing in a block that reused the address.
+     */
+    @Override
+    public java.util.Map<metrale.gpu.Setting, String> defaults(DriverConfig config) {
+        return java.util.Map.of(metrale.gpu.Setting.LEAK_DETECTION, metrale.gpu.LeakDetection.ALL.option(),
+                metrale.gpu.Setting.QUARANTINE, Long.toString(metrale.gpu.GpuOptions.DEFAULT_QUARANTINE_BYTES));
+    }
+
     @Override
     public int priority() {
         return 0;

@@ -43,6 +43,11 @@ final class Alloc {
     /** Exactly {@link #size} bytes: views and copies never reach past the allocation. */
     final MemorySegment segment;
     boolean freed;
+    /**
+     * Freed by the application and held in the runtime's quarantine: copies (the runtime's red-zone
+     * scan) still reach it, a kernel does not. Set once the work enqueued before the hold has run.
+     */
+    volatile boolean held;
     /** The device allocation a pool block was carved from, or {@code null} for an allocation of the driver's own. */
     final Alloc parent;
     /**
@@ -105,11 +110,11 @@ final class Alloc {
     public String toString() {
         // No number: the runtime adds the ledger's creation index for the same buffer, and two
         // numbers for one buffer in one message mislead.
+        String state = freed ? " (freed)" : held ? " (freed, held in the runtime's quarantine)" : "";
         if (parent != null) {
-            return "pool block [0x" + Long.toHexString(base) + ", +" + size + " bytes)" + (freed ? " (freed)" : "")
+            return "pool block [0x" + Long.toHexString(base) + ", +" + size + " bytes)" + state
                     + " of the runtime's caching pool";
         }
-        return kind.label + " allocation [0x" + Long.toHexString(base) + ", +" + size + " bytes)"
-                + (freed ? " (freed)" : "");
+        return kind.label + " allocation [0x" + Long.toHexString(base) + ", +" + size + " bytes)" + state;
     }
 }

@@ -160,6 +160,10 @@ final class LaunchImpl implements SimLaunch, AutoCloseable {
                     ? "points into memory this context may not address: " + other
                     : "points into no live allocation: " + memory.explain(p, elem)), source, null, 0);
         }
+        if (a.held) {
+            return new Span(MemorySegment.NULL, ViewOrigin.bad(source, p, CudaError.ILLEGAL_ADDRESS,
+                    "points into " + a + ", freed by the application"), source, null, 0);
+        }
         return new Span(a.segment.asSlice(p - a.base), new ViewOrigin(source, p, a), source, a, p - a.base);
     }
 

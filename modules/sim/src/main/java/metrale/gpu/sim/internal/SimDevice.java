@@ -334,22 +334,44 @@ public final class SimDevice implements Driver {
         try (var _ = enter("pool block release")) {
             Alloc b = memory.releaseBlock(ptr);
             if (b != null) {
-                releases.addLast(new Release(b, scheduler.lastSeq()));
+                releases.addLast(new Release(b, scheduler.lastSeq(), false));
             }
             finishReleases();
         }
     }
 
-    /** A released pool block and the last operation enqueued before its release. */
-    private record Release(Alloc block, long upTo) {
+    /**
+     * {@inheritDoc} Like a release, it takes effect once every operation enqueued before it, on any
+     * stream, has run: a kernel that touches the memory after that faults, naming it as held.
+     */
+    @Override
+    public void memoryHeld(long ptr) {
+        try (var _ = enter("quarantine hold")) {
+            Alloc a = memory.heldAt(ptr);
+            if (a != null) {
+                releases.addLast(new Release(a, scheduler.lastSeq(), true));
+            }
+            finishReleases();
+        }
     }
 
-    /** Ends the releases whose earlier work has all run; called under the device lock. */
+    /**
+     * A released pool block, or memory the runtime's quarantine holds, and the last operation
+     * enqueued before the release or the hold.
+     */
+    private record Release(Alloc block, long upTo, boolean hold) {
+    }
+
+    /** Ends the releases and holds whose earlier work has all run; called under the device lock. */
     private void finishReleases() {
         for (var it = releases.iterator(); it.hasNext(); ) {
             Release r = it.next();
             if (!scheduler.pendingUpTo(r.upTo())) {
-                memory.released(r.block());
+                if (r.hold()) {
+                    r.block().held = true;
+                } else {
+                    memory.released(r.block());
+                }
                 it.remove();
             }
         }

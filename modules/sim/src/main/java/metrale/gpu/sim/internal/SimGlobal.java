@@ -54,13 +54,17 @@ final class SimGlobal implements GlobalMemory {
                 break;
             }
             long off = addr - a.base;
-            if (off >= 0 && off <= a.size - bytes && !a.freed) {
+            if (off >= 0 && off <= a.size - bytes && !a.freed && !a.held) {
                 return a;
             }
         }
         Alloc a = memory.find(addr);
         if (a == null) {
             a = engine.peerFind(addr);
+        }
+        if (a != null && a.held) {
+            throw new PtxFault(CudaError.ILLEGAL_ADDRESS, "kernel " + kernel + ", " + at.describe() + ": " + what + " 0x"
+                    + Long.toHexString(addr) + " (+" + bytes + " bytes) lies in " + a + ", freed by the application");
         }
         if (a == null || !a.contains(addr, bytes)) {
             String other = a == null ? engine.notReachable(addr) : null;

@@ -19,6 +19,11 @@ class SimMemoryDetectorContractTest extends MemoryDetectorContract {
     }
 
     @Override
+    protected boolean quarantinesByDefault() {
+        return true;
+    }
+
+    @Override
     protected boolean observableAsync() {
         return true;
     }

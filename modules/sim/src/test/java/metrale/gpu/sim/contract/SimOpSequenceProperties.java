@@ -11,7 +11,8 @@ class SimOpSequenceProperties extends OpSequenceProperties {
 
     @Override
     protected GpuBuilder builder() {
-        return SimContractSupport.builder();
+        // The model gives freed memory back at the free, as CUDA's defaults do: no quarantine.
+        return SimContractSupport.builder().quarantineBytes(0);
     }
 
     @Override

@@ -25,7 +25,7 @@ class PoolJfrEventsTest {
         DevicePtr first;
         DevicePtr second;
         String site;
-        try (Recording rec = new Recording(); Gpu gpu = sim().allocator("caching").open()) {
+        try (Recording rec = new Recording(); Gpu gpu = sim().allocator("caching").quarantineBytes(0).open()) {
             rec.enable("metrale.Alloc");
             rec.enable("metrale.Free");
             rec.start();

@@ -47,7 +47,7 @@ class RuntimeJfrEventsTest {
         Path file = dir.resolve("gpu.jfr");
         DevicePtr p;
         String site;
-        try (Recording rec = new Recording(); Gpu gpu = sim().open(); KernelArgs args = new KernelArgs()) {
+        try (Recording rec = new Recording(); Gpu gpu = sim().quarantineBytes(0).open(); KernelArgs args = new KernelArgs()) {
             for (String name : List.of("metrale.Launch", "metrale.Alloc", "metrale.Free", "metrale.Copy", "metrale.Sync")) {
                 rec.enable(name);
             }
@@ -92,7 +92,7 @@ class RuntimeJfrEventsTest {
     @Test
     void everyCopyKindAllocKindAndSyncKindIsRecorded(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("kinds.jfr");
-        try (Recording rec = new Recording(); Gpu gpu = sim().open()) {
+        try (Recording rec = new Recording(); Gpu gpu = sim().quarantineBytes(0).open()) {
             for (String name : List.of("metrale.Alloc", "metrale.Free", "metrale.Copy", "metrale.Sync")) {
                 rec.enable(name);
             }
@@ -151,7 +151,7 @@ class RuntimeJfrEventsTest {
         Path file = dir.resolve("durations.jfr");
         List<String> names = List.of("metrale.Launch", "metrale.GraphLaunch", "metrale.Alloc", "metrale.Free",
                 "metrale.Copy", "metrale.Sync");
-        try (Recording rec = new Recording(); Gpu gpu = sim().open(); KernelArgs args = new KernelArgs()) {
+        try (Recording rec = new Recording(); Gpu gpu = sim().quarantineBytes(0).open(); KernelArgs args = new KernelArgs()) {
             for (String name : names) {
                 rec.enable(name).withStackTrace();
             }
