@@ -103,6 +103,9 @@ class ExampleTwinsMatchPtxProperties {
                     args.clear().ptr(w).ptr(g).f32(alpha).i32(d));
             out.add(bytes(gpu, w, 4L * d));
             gpu.synchronize();
+            for (DevicePtr p : new DevicePtr[] {a, b, partial, x, y, w, g}) {
+                gpu.free(p);
+            }
         }
         return out;
     }

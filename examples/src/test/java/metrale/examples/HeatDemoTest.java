@@ -51,8 +51,16 @@ class HeatDemoTest {
 
     @Test
     void withoutTwinsThePlantedOverflowIsFoundToo() {
+        int mark = metrale.gpu.contract.TestLog.mark();
         String text = runDemo(new HeatDemo.Options(16, 4, 2, "sim", true, null, true), 0);
         assertThat(text).contains("  overflow found, as planted" + System.lineSeparator()).endsWith("PASS" + System.lineSeparator());
+        assertOverflowLogged(mark);
+    }
+
+    /** The planted overflow's red-zone record went to the tests' log, once, naming the demo's line. */
+    private static void assertOverflowLogged(int mark) {
+        assertThat(metrale.gpu.contract.TestLog.since(mark, System.Logger.Level.WARNING, m -> m.contains("red zone of")))
+                .singleElement().satisfies(m -> assertThat(m.message()).contains("allocated at HeatDemo.java:", "overwritten"));
     }
 
     /** {@return the residual lines a run printed: equal lines mean equal grids step by step} */
@@ -70,7 +78,9 @@ class HeatDemoTest {
 
     @Test
     void plantedOverflowIsFoundWithItsBufferAndSite() {
+        int mark = metrale.gpu.contract.TestLog.mark();
         String text = runDemo(new HeatDemo.Options(16, 4, 2, "sim", true, null), 0);
+        assertOverflowLogged(mark);
         assertThat(text)
                 .contains("1 buffer(s) with a corrupted red zone")
                 .containsPattern("red zone of 0x[0-9a-f]+ \\(256 B, #\\d+, allocated at HeatDemo\\.java:\\d+\\) overwritten: 16 byte\\(s\\)")

@@ -21,11 +21,25 @@ class SettingTest {
     static final String BEGIN = "<!-- settings-table:begin (generated from metrale.gpu.Setting by SettingTest) -->\n";
     static final String END = "<!-- settings-table:end -->";
 
+    /** The settings' properties as the build set them (the test log's folder, gpu.required), put back after each test. */
+    private final java.util.Map<String, String> before = new java.util.HashMap<>();
+
+    @org.junit.jupiter.api.BeforeEach
+    void keep() {
+        for (Setting s : Setting.values()) {
+            String v = System.getProperty(s.property());
+            if (v != null) {
+                before.put(s.property(), v);
+            }
+        }
+    }
+
     @AfterEach
     void clear() {
         for (Setting s : Setting.values()) {
             System.clearProperty(s.property());
         }
+        before.forEach(System::setProperty);
     }
 
     @Test

@@ -88,12 +88,14 @@ final class Alloc {
      * {@return the pool block of this allocation holding {@code addr}, or {@code null}} Only where
      * {@link #blocks} is set. Of a block and releasing ones that hold it, the one reaching furthest:
      * work enqueued before a release may use the old block's bytes, and which work asks is not known here.
+     * A releasing block the quarantine held is no candidate: the work before its free has run.
      */
     Alloc blockAt(long addr) {
         var e = blocks.floorEntry(addr);
         Alloc best = e != null && addr - e.getKey() < e.getValue().size ? e.getValue() : null;
         for (Alloc r : releasing) {
-            if (addr - r.base >= 0 && addr - r.base < r.size && (best == null || r.base + r.size > best.base + best.size)) {
+            if (!r.held && addr - r.base >= 0 && addr - r.base < r.size
+                    && (best == null || r.base + r.size > best.base + best.size)) {
                 best = r;
             }
         }

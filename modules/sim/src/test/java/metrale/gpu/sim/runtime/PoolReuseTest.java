@@ -44,7 +44,7 @@ class PoolReuseTest {
         }
     }
 
-    private static byte[] ptx() {
+    static byte[] ptx() {
         try (InputStream in = PoolReuseTest.class.getResourceAsStream("/ptx/pool_reuse.ptx")) {
             return in.readAllBytes();
         } catch (IOException e) {

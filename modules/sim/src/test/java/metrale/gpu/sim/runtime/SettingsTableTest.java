@@ -13,11 +13,25 @@ import org.junit.jupiter.api.Test;
 /** The simulator reads its options as the settings table declares them: defaults, keys and properties. */
 class SettingsTableTest {
 
+    /** The settings' properties as the build set them (the test log's folder, gpu.required), put back after each test. */
+    private final java.util.Map<String, String> before = new java.util.HashMap<>();
+
+    @org.junit.jupiter.api.BeforeEach
+    void keep() {
+        for (Setting s : Setting.values()) {
+            String v = System.getProperty(s.property());
+            if (v != null) {
+                before.put(s.property(), v);
+            }
+        }
+    }
+
     @AfterEach
     void clear() {
         for (Setting s : Setting.values()) {
             System.clearProperty(s.property());
         }
+        before.forEach(System::setProperty);
     }
 
     /** Every any-case spelling of every choice, and every boolean spelling, given as the system property. */
