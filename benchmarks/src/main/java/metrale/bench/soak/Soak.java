@@ -20,11 +20,12 @@ import metrale.gpu.contract.PoolSoak;
  * <pre>
  * java -cp benchmarks.jar metrale.bench.soak.Soak [--backend sim|cuda] [--allocator caching|driver|cuda]
  *     [--threads 16] [--virtual] [--cycles 30000] [--max-bytes 8192] [--seconds 600]
- *     [--stream-ordered] [--everything] [--seed 38]
+ *     [--stream-ordered] [--everything] [--quarantine BYTES] [--seed 38]
  * </pre>
  *
  * {@code --everything} turns on red zones (256 B), the quarantine (64 MiB), every call site and,
  * on the simulator, parallel blocks. Without it the runtime opens with the backend's defaults.
+ * {@code --quarantine} sets the quarantine's size over either (0: off, as on CUDA by default).
  * {@code --stream-ordered} allocates with {@code gpu.alloc(n, stream)} and frees with
  * {@code gpu.free(p, stream)} on each thread's stream, instead of {@code gpu.alloc(n)} and
  * {@code gpu.free(p)}. The CUDA backend needs {@code --enable-native-access=ALL-UNNAMED}.
@@ -51,6 +52,7 @@ public final class Soak {
         boolean streamOrdered = false;
         boolean everything = false;
         long seed = 38;
+        Long quarantine = null;
         List<String> args = new ArrayList<>(List.of(argv));
         try {
             for (int i = 0; i < args.size(); i++) {
@@ -66,6 +68,7 @@ public final class Soak {
                     case "--stream-ordered" -> streamOrdered = true;
                     case "--everything" -> everything = true;
                     case "--seed" -> seed = Long.parseLong(args.get(++i));
+                    case "--quarantine" -> quarantine = Long.parseLong(args.get(++i));
                     case "--help", "-h" -> {
                         System.out.println(usage());
                         return;
@@ -89,6 +92,9 @@ public final class Soak {
                 b.backendOption("sim.blocks", "parallel");
             }
         }
+        if (quarantine != null) {
+            b.quarantineBytes(quarantine);
+        }
         PoolSoak.Config config = new PoolSoak.Config(threads, virtual, cycles, maxBytes, seconds, streamOrdered, seed);
         PoolSoak.Result r;
         try (Gpu gpu = b.open()) {
@@ -108,6 +114,6 @@ public final class Soak {
 
     private static String usage() {
         return "usage: Soak [--backend sim|cuda] [--allocator caching|driver|cuda] [--threads N] [--virtual] "
-                + "[--cycles N] [--max-bytes N] [--seconds S] [--stream-ordered] [--everything] [--seed N]";
+                + "[--cycles N] [--max-bytes N] [--seconds S] [--stream-ordered] [--everything] [--quarantine BYTES] [--seed N]";
     }
 }
