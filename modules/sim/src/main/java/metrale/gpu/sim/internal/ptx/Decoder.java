@@ -32,6 +32,15 @@ final class Decoder {
     private final List<Insn> code = new ArrayList<>();
     private final Map<String, Integer> paramSyms = new HashMap<>();
     private int sink = -1;
+    /**
+     * The registers declared in each open scope, innermost first: a register a nested {@code { }}
+     * declares (as inline PTX does) is a register of its own, which hides one of the same name
+     * outside until the scope closes. Names need no {@code %}.
+     */
+    private final java.util.ArrayDeque<Map<String, Integer>> regScopes = new java.util.ArrayDeque<>();
+    private int slots;
+    /** The {@code .loc} in force: {@code file.cu:line}, or {@code null}. */
+    private String source;
 
     Decoder(PtxModule module, PtxFunction f) {
         this.module = module;
@@ -61,30 +70,57 @@ final class Decoder {
                 pc++;
             }
         }
+        regScopes.push(new HashMap<>());
         for (PtxModule.Stmt s : body) {
             try {
                 switch (s.kind()) {
-                    case PtxModule.Stmt.OPEN -> scope.params.push(new HashMap<>());
+                    case PtxModule.Stmt.OPEN -> {
+                        scope.params.push(new HashMap<>());
+                        regScopes.push(new HashMap<>());
+                    }
                     case PtxModule.Stmt.CLOSE -> {
                         if (scope.params.size() > 1) {
                             scope.params.pop();
                         }
+                        if (regScopes.size() > 1) {
+                            regScopes.pop();
+                        }
                     }
-                    case PtxModule.Stmt.LABEL -> {
+                    case PtxModule.Stmt.LABEL, PtxModule.Stmt.FILE -> {
                     }
+                    case PtxModule.Stmt.LOC -> source = module.source(s.a(), s.b());
                     default -> statement(s);
                 }
             } catch (Unsupported u) {
                 if (f.unsupported == null) {
-                    f.unsupported = u.getMessage() + " (" + f + ", PTX line " + s.line() + ": `" + s.text() + "`)";
+                    f.unsupported = u.getMessage() + " (" + f + ", PTX line " + s.line()
+                            + (source == null ? "" : " (" + source + ")") + ": `" + s.text() + "`)";
                 }
                 if (s.kind() == PtxModule.Stmt.TEXT && isInstruction(s.text())) {
-                    code.add(new Insn(Insn.TRAP, s.line(), s.text()));
+                    Insn trap = new Insn(Insn.TRAP, s.line(), s.text());
+                    trap.source = source;
+                    code.add(trap);
                 }
             }
         }
         f.code = code.toArray(new Insn[0]);
-        f.regCount = Special.COUNT + scope.regs.size() + 1;
+        f.regCount = Special.COUNT + slots + 1;
+    }
+
+    /** {@return the slot of the register {@code name} in the innermost scope declaring it, or {@code null}} */
+    private Integer declared(String name) {
+        for (Map<String, Integer> m : regScopes) {
+            Integer r = m.get(name);
+            if (r != null) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    /** {@return whether an operand names a register: {@code %}-prefixed, the sink {@code _}, or declared by {@code .reg}} */
+    private boolean isRegister(String o) {
+        return o.startsWith("%") || o.equals("_") || declared(o) != null;
     }
 
     private static boolean isInstruction(String t) {
@@ -97,8 +133,11 @@ final class Decoder {
             return;
         }
         if (t.startsWith(".reg")) {
+            Map<String, Integer> here = regScopes.peek();
             for (String r : PtxModule.registerNames(t)) {
-                scope.regs.putIfAbsent(r, Special.COUNT + scope.regs.size());
+                if (!here.containsKey(r)) {
+                    here.put(r, Special.COUNT + slots++);
+                }
             }
             return;
         }
@@ -135,7 +174,9 @@ final class Decoder {
             // .loc, .pragma, .maxnreg and the like: no effect on results.
             return;
         }
-        code.add(decode(t, s.line()));
+        Insn in = decode(t, s.line());
+        in.source = source;
+        code.add(in);
     }
 
     private static String sharedName(String t) {
@@ -806,7 +847,7 @@ final class Decoder {
             base = s.substring(0, plus);
             off = parseInt(s.substring(plus + 1));
         }
-        if (base.startsWith("%")) {
+        if (isRegister(base)) {
             in.areg = reg(base);
             in.aoff = off;
             return;
@@ -852,7 +893,7 @@ final class Decoder {
         in.imm = new long[ops.size()];
         for (int k = 0; k < ops.size(); k++) {
             String o = ops.get(k).strip();
-            if (o.startsWith("%") || o.equals("_")) {
+            if (isRegister(o)) {
                 in.src[k] = reg(o);
             } else if (o.equals("WARP_SZ")) {
                 in.src[k] = -1;
@@ -894,8 +935,7 @@ final class Decoder {
     private int reg(String name) {
         if (name.equals("_")) {
             if (sink < 0) {
-                sink = Special.COUNT + scope.regs.size();
-                scope.regs.put("_", sink);
+                sink = Special.COUNT + slots++;
             }
             return sink;
         }
@@ -903,7 +943,7 @@ final class Decoder {
         if (s != null) {
             return s;
         }
-        Integer r = scope.regs.get(name);
+        Integer r = declared(name);
         if (r == null) {
             if (Special.TIMERS.containsKey(name)) {
                 throw new Unsupported("the timer " + name + " read other than by mov");

@@ -67,6 +67,13 @@ final class Insn {
     final int line;
     /** The instruction as written, for messages. */
     final String text;
+    /** {@code file.cu:line} of the {@code .loc} in force at the instruction, or {@code null} when the PTX has no line info. */
+    String source;
+
+    /** {@return {@code PTX line N (file.cu:L) `text`}: where the instruction is, for messages} */
+    String where() {
+        return "PTX line " + line + (source == null ? "" : " (" + source + ")") + " `" + text + "`";
+    }
 
     int guard = -1;
     boolean guardNeg;

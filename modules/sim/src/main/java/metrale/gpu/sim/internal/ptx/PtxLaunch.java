@@ -277,12 +277,12 @@ public final class PtxLaunch {
 
         @Override
         public String where() {
-            return at == null ? "PTX line ?" : "PTX line " + at.line + " `" + at.text + "`";
+            return at == null ? "PTX line ?" : at.where();
         }
 
         @Override
         public String describe() {
-            return who() + " at PTX line " + (at == null ? "?" : at.line + " `" + at.text + "`");
+            return who() + " at " + (at == null ? "PTX line ?" : at.where());
         }
     }
 
@@ -654,8 +654,8 @@ public final class PtxLaunch {
             String who = other == null ? "another thread" : other.who();
             return new PtxFault(CudaError.LAUNCH_FAILED, "shared-memory race on bytes " + (word * 4) + ".." + (word * 4 + 3)
                     + " of block (" + b.x + "," + b.y + "," + b.z + ")'s shared memory: " + who + " " + did
-                    + " them at PTX line " + otherAt.line + " `" + otherAt.text + "`, then " + t.who() + " " + does
-                    + " them at PTX line " + t.at.line + " `" + t.at.text + "`, with no bar.sync between");
+                    + " them at " + otherAt.where() + ", then " + t.who() + " " + does
+                    + " them at " + t.at.where() + ", with no bar.sync between");
         }
     }
 

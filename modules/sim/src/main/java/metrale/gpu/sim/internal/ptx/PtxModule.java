@@ -29,9 +29,8 @@ public final class PtxModule {
     private static final Pattern TYPE = Pattern.compile("\\.([usbf])(8|16|32|64)\\b|\\.(pred)\\b");
     private static final Pattern ALIGN = Pattern.compile("\\.align\\s+(\\d+)");
     private static final Pattern NAME = Pattern.compile("([A-Za-z_$%][\\w$%]*)\\s*(?:\\[\\s*(\\d*)\\s*\\])?\\s*(?:=.*)?$");
-    private static final Pattern REG_DECL = Pattern.compile("(%[A-Za-z_$][\\w$]*)\\s*(?:<\\s*(\\d+)\\s*>)?");
+    private static final Pattern REG_DECL = Pattern.compile("([%A-Za-z_$][\\w$]*)\\s*(?:<\\s*(\\d+)\\s*>)?");
     private static final Pattern HEADER_DIRECTIVES = Pattern.compile("^(?:\\.(?:version|target|address_size)\\b[^\\n]*\\n\\s*)+");
-    private static final Pattern LABEL = Pattern.compile("[A-Za-z_$%][\\w$%]*");
 
     final Map<String, PtxFunction> functions = new LinkedHashMap<>();
     final List<PtxFunction> byIndex = new ArrayList<>();
@@ -69,9 +68,33 @@ public final class PtxModule {
         return (staticShared + dynamicAlign - 1) / dynamicAlign * dynamicAlign;
     }
 
-    /** One statement of the module text: an instruction or directive, a brace, or a label. */
-    record Stmt(int kind, String text, int line) {
-        static final int TEXT = 0, OPEN = 1, CLOSE = 2, LABEL = 3;
+    /**
+     * One statement of the module text: an instruction or directive, a brace, a label, or a
+     * debugging directive ({@code .loc}: {@code a} the file index, {@code b} the source line;
+     * {@code .file}: {@code a} the index, {@code text} the file name).
+     */
+    record Stmt(int kind, String text, int line, int a, int b) {
+        static final int TEXT = 0, OPEN = 1, CLOSE = 2, LABEL = 3, LOC = 4, FILE = 5;
+
+        Stmt(int kind, String text, int line) {
+            this(kind, text, line, 0, 0);
+        }
+    }
+
+    /** The source files {@code .file} directives name, by index: the CUDA file a {@code .loc} points into. */
+    final Map<Integer, String> files = new HashMap<>();
+
+    /**
+     * {@return {@code name.cu:line} for a {@code .loc} of file {@code file}, or {@code null} when the
+     * module names no such file} The file's last path element, as Java names a source file.
+     */
+    String source(int file, int line) {
+        String name = files.get(file);
+        if (name == null || line <= 0) {
+            return null;
+        }
+        int slash = Math.max(name.lastIndexOf('/'), name.lastIndexOf('\\'));
+        return name.substring(slash + 1) + ":" + line;
     }
 
     /**
@@ -82,13 +105,17 @@ public final class PtxModule {
      */
     public static PtxModule parse(String text) {
         PtxModule m = new PtxModule();
-        List<Stmt> st = split(text);
+        List<Stmt> st = PtxParser.statements(text);
         // Pass 1: module-scope symbols and function names, so bodies may call functions defined later.
         List<int[]> bodies = new ArrayList<>();
         for (int i = 0; i < st.size(); i++) {
             Stmt s = st.get(i);
             if (s.kind == Stmt.OPEN) {
                 i = skip(st, i);
+                continue;
+            }
+            if (s.kind == Stmt.FILE) {
+                m.files.put(s.a, s.text);
                 continue;
             }
             if (s.kind != Stmt.TEXT) {
@@ -209,85 +236,8 @@ public final class PtxModule {
         }
     }
 
-    /**
-     * Splits module text into statements: text up to a {@code ;}, braces that open or close a
-     * scope, and labels. A brace inside a statement (a vector operand, an initializer) stays in it;
-     * a brace after a directive header ({@code .entry f(...)}) ends the header.
-     */
-    static List<Stmt> split(String s) {
-        List<Stmt> out = new ArrayList<>();
-        StringBuilder cur = new StringBuilder();
-        int line = 1;
-        int curLine = 1;
-        int inner = 0;
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '\n') {
-                line++;
-            }
-            boolean blank = cur.toString().isBlank();
-            if (blank) {
-                if (c == '{') {
-                    out.add(new Stmt(Stmt.OPEN, "{", line));
-                    cur.setLength(0);
-                    continue;
-                }
-                if (c == '}') {
-                    out.add(new Stmt(Stmt.CLOSE, "}", line));
-                    cur.setLength(0);
-                    continue;
-                }
-                if (Character.isWhitespace(c)) {
-                    continue;
-                }
-                curLine = line;
-            }
-            if (c == '"') {
-                int end = s.indexOf('"', i + 1);
-                end = end < 0 ? s.length() - 1 : end;
-                cur.append(s, i, end + 1);
-                i = end;
-                continue;
-            }
-            if (c == ';' && inner == 0) {
-                out.add(new Stmt(Stmt.TEXT, cur.toString().strip(), curLine));
-                cur.setLength(0);
-                continue;
-            }
-            if (c == '{') {
-                String sofar = cur.toString().strip();
-                if (inner == 0 && sofar.startsWith(".") && !sofar.contains("=")) {
-                    out.add(new Stmt(Stmt.TEXT, sofar, curLine));
-                    out.add(new Stmt(Stmt.OPEN, "{", line));
-                    cur.setLength(0);
-                    continue;
-                }
-                inner++;
-            } else if (c == '}') {
-                if (inner == 0) {
-                    out.add(new Stmt(Stmt.TEXT, cur.toString().strip(), curLine));
-                    out.add(new Stmt(Stmt.CLOSE, "}", line));
-                    cur.setLength(0);
-                    continue;
-                }
-                inner--;
-            } else if (c == ':' && inner == 0 && (i + 1 >= s.length() || s.charAt(i + 1) != ':')
-                    && (i == 0 || s.charAt(i - 1) != ':') && LABEL.matcher(cur.toString().strip()).matches()) {
-                out.add(new Stmt(Stmt.LABEL, cur.toString().strip(), curLine));
-                cur.setLength(0);
-                continue;
-            }
-            cur.append(c);
-        }
-        if (!cur.toString().isBlank()) {
-            out.add(new Stmt(Stmt.TEXT, cur.toString().strip(), curLine));
-        }
-        return out;
-    }
-
     /** The registers and scopes of one function body while it is decoded. */
     static final class Scope {
-        final Map<String, Integer> regs = new HashMap<>();
         final Deque<Map<String, Integer>> params = new ArrayDeque<>();
         final Map<String, Integer> locals = new HashMap<>();
         final Map<String, Integer> labels = new HashMap<>();
