@@ -42,3 +42,36 @@ extern "C" __global__ void store_one_past(float* p, int n) {
         p[i] = (float) i;
     }
 }
+
+// out[i] = in[i-1] + in[i] + in[i+1] through a shared tile whose halo is never loaded: the
+// first and last thread of each block read a shared slot nothing wrote (garbage on a GPU).
+extern "C" __global__ void stencil_unloaded_halo(float* out, const float* in, int n) {
+    __shared__ float tile[34];
+    int i = blockIdx.x * 32 + threadIdx.x;
+    if (i < n) {
+        tile[threadIdx.x + 1] = in[i];
+    }
+    __syncthreads();
+    if (i < n) {
+        out[i] = tile[threadIdx.x] + tile[threadIdx.x + 1] + tile[threadIdx.x + 2];
+    }
+}
+
+// out[t] = a[sel] of a per-thread array of which only the first k elements are written.
+extern "C" __global__ void local_partly_written(int* out, int k, int sel) {
+    int a[16];
+    for (int j = 0; j < k; j++) {
+        a[j] = j * 3 + 1;
+    }
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    out[t] = a[sel & 15];
+}
+
+// out[i] = tile[i + 64] of a 64-float tile: each thread reads past the kernel's own shared array,
+// where another kernel of the module has arrays of its own.
+extern "C" __global__ void read_past_own_tile(float* out) {
+    __shared__ float tile[64];
+    tile[threadIdx.x] = (float) threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = tile[threadIdx.x + 64];
+}

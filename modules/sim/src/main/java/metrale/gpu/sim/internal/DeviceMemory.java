@@ -65,6 +65,11 @@ final class DeviceMemory {
         return capacity;
     }
 
+    /** {@return the byte new memory is filled with} */
+    byte fill() {
+        return fill;
+    }
+
     void setCapacity(long bytes) {
         this.capacity = bytes;
     }

@@ -167,13 +167,42 @@ final class InitCheck {
         }
     }
 
-    /** {@return what was found, first seen first} */
+    /** Reads of on-chip memory (shared, local) nothing wrote, by access and memory, first seen first. */
+    private final Map<String, UninitializedRead> onChip = new LinkedHashMap<>();
+
+    /**
+     * Records a read of on-chip memory nothing wrote: a block's shared memory or a thread's local
+     * memory, which hold garbage until written. Reads by the same access of the same kind of memory
+     * are one report, counted.
+     *
+     * @param access what read ({@code kernel m::f at PTX line N `insn`})
+     * @param memory which memory, e.g. {@code shared memory of block (0,0,0)}
+     * @param size   its bytes
+     * @param offset the first unwritten byte read
+     * @param bytes  how many bytes the read took
+     */
+    synchronized void readOnChip(String access, String memory, long size, long offset, long bytes) {
+        String kind = memory.startsWith("shared") ? "shared" : "local";
+        String key = access + "\u0000" + kind;
+        UninitializedRead r = onChip.get(key);
+        if (r != null) {
+            onChip.put(key, new UninitializedRead(r.access(), 0, r.allocationBytes(), r.allocationSite(), r.offset(),
+                    r.bytes(), r.count() + 1));
+        } else if (found.size() + onChip.size() < MAX_REPORTS) {
+            onChip.put(key, new UninitializedRead(access, 0, size, memory, offset, bytes, 1));
+        } else {
+            dropped++;
+        }
+    }
+
+    /** {@return what was found, first seen first: device memory, then on-chip memory} */
     synchronized List<UninitializedRead> reads() {
-        List<UninitializedRead> out = new ArrayList<>(found.size());
+        List<UninitializedRead> out = new ArrayList<>(found.size() + onChip.size());
         for (Found f : found.values()) {
             out.add(new UninitializedRead(f.access, f.shadow.alloc.base, f.shadow.alloc.size, f.shadow.site,
                     f.offset, f.bytes, f.count));
         }
+        out.addAll(onChip.values());
         return out;
     }
 

@@ -78,6 +78,24 @@ final class SimGlobal implements GlobalMemory {
         return a;
     }
 
+    @Override
+    public byte fill() {
+        return memory.fill();
+    }
+
+    @Override
+    public boolean initCheck() {
+        return memory.init != null;
+    }
+
+    @Override
+    public void uninitialized(String where, String mem, long size, long offset, long bytes) {
+        InitCheck init = memory.init;
+        if (init != null) {
+            init.readOnChip("kernel " + kernel + " at " + where, mem, size, offset, bytes);
+        }
+    }
+
     private String access(Site at) {
         String where = at.where();
         return accesses.computeIfAbsent(where, w -> "kernel " + kernel + " at " + w);

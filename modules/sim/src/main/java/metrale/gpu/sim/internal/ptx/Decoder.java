@@ -165,7 +165,7 @@ final class Decoder {
             return;
         }
         if (t.startsWith(".") && t.contains(".shared")) {
-            if (!module.shared.containsKey(sharedName(t))) {
+            if (module.sharedSymbol(f, sharedName(t)) == null) {
                 throw new Unsupported("a .shared declaration the engine cannot read");
             }
             return;
@@ -871,7 +871,7 @@ final class Decoder {
             in.aoff = l + off;
             return;
         }
-        Long sh = module.shared.get(base);
+        Long sh = module.sharedSymbol(f, base);
         if (sh != null) {
             in.asym = Insn.SHARED;
             in.aoff = (sh == PtxModule.DYNAMIC ? module.dynamicSharedOffset() : sh) + off;
@@ -917,7 +917,7 @@ final class Decoder {
             name = o.substring(0, plus).strip();
             off = parseInt(o.substring(plus + 1).strip());
         }
-        Long sh = module.shared.get(name);
+        Long sh = module.sharedSymbol(f, name);
         if (sh != null) {
             return (sh == PtxModule.DYNAMIC ? module.dynamicSharedOffset() : sh) + off;
         }

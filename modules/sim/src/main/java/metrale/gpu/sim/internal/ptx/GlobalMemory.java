@@ -41,4 +41,29 @@ public interface GlobalMemory {
      * @param c    {@code cas}: the new value; otherwise unused
      */
     long atomic(int op, int type, long addr, long b, long c, Site at);
+
+    /**
+     * {@return the byte a block's shared memory and a thread's local memory start as} The device's
+     * fill byte: on-chip memory holds garbage until written, as device memory does.
+     */
+    default byte fill() {
+        return 0;
+    }
+
+    /** {@return whether reads of on-chip memory nothing wrote are to be reported ({@link #uninitialized})} */
+    default boolean initCheck() {
+        return false;
+    }
+
+    /**
+     * Reports a read of on-chip memory that nothing had written, to the device's initcheck.
+     *
+     * @param where  the instruction, as {@link Site#where()} gives it
+     * @param memory which memory: {@code shared memory of block (x,y,z)}, {@code local memory of thread ...}
+     * @param size   that memory's bytes
+     * @param offset the first unwritten byte read
+     * @param bytes  how many bytes the read took
+     */
+    default void uninitialized(String where, String memory, long size, long offset, long bytes) {
+    }
 }

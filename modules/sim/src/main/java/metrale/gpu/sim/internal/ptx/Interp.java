@@ -195,7 +195,13 @@ final class Interp {
                         if (callee.localBytes > 0) {
                             int need = base + callee.localBytes;
                             if (t.local == null || t.local.length < need) {
+                                int had = t.local == null ? 0 : t.local.length;
                                 t.local = t.local == null ? new byte[need] : java.util.Arrays.copyOf(t.local, need);
+                                java.util.Arrays.fill(t.local, had, need, t.block.l.fill);
+                                if (t.block.l.trackOnChip) {
+                                    t.localWritten = t.localWritten == null ? new long[(need + 63) >>> 6]
+                                            : PtxLaunch.growWritten(t.localWritten, need);
+                                }
                             }
                         }
                         fr.pc = pc + 1;
@@ -331,6 +337,9 @@ final class Interp {
             case Insn.LOCAL, -Insn.LOCAL -> {
                 long off = (sp < 0 ? addr - PtxLaunch.LOCAL_WINDOW : addr) + fr.localBase;
                 checkLocal(t, off, bytes);
+                if (t.localWritten != null) {
+                    PtxLaunch.readOnChip(t.localWritten, off, bytes, t, "local memory of " + t.who(), t.local.length);
+                }
                 return PtxLaunch.get(t.local, (int) off, bytes);
             }
             default -> {
@@ -380,6 +389,9 @@ final class Interp {
             case Insn.LOCAL, -Insn.LOCAL -> {
                 long off = (sp < 0 ? addr - PtxLaunch.LOCAL_WINDOW : addr) + fr.localBase;
                 checkLocal(t, off, bytes);
+                if (t.localWritten != null) {
+                    PtxLaunch.markWritten(t.localWritten, off, bytes);
+                }
                 PtxLaunch.put(t.local, (int) off, bytes, v);
             }
             default -> storeGlobal(t, addr, bytes, access, v);
@@ -400,6 +412,11 @@ final class Interp {
             long off = sp < 0 ? addr - PtxLaunch.SHARED_WINDOW : addr;
             Block blk = t.block;
             blk.checkShared(t, off, bytes);
+            if (blk.sharedWritten != null) {
+                PtxLaunch.readOnChip(blk.sharedWritten, off, bytes, t, "shared memory of block (" + blk.x + "," + blk.y
+                        + "," + blk.z + ")", blk.shared.length);
+                PtxLaunch.markWritten(blk.sharedWritten, off, bytes);
+            }
             long old = PtxLaunch.get(blk.shared, (int) off, bytes);
             PtxLaunch.put(blk.shared, (int) off, bytes, Alu.atomShared(in.mode, in.type, old, b, c));
             return old;

@@ -27,6 +27,13 @@ public final class PtxFunction {
     int paramBytes;
     int regCount = Special.COUNT;
     int localBytes;
+    /**
+     * An entry's own static {@code .shared} arrays (declared in its body), at offsets after the
+     * module's; another entry's arrays are not in this entry's blocks.
+     */
+    final java.util.Map<String, Long> ownShared = new java.util.HashMap<>();
+    /** The static shared bytes of a block of this entry: the module's and its own. */
+    int staticShared;
     Insn[] code = new Insn[0];
     /** Why the engine cannot run this function, or {@code null}. */
     String unsupported;

@@ -69,6 +69,10 @@ public final class PtxLaunch {
     /** Whether the entry's parameter area has slots for call sequences past its arguments: each thread gets its own copy. */
     private final boolean calls;
     private final AtomicLong maxTimer = new AtomicLong();
+    /** The byte shared and local memory start as: the device's fill byte, garbage as on a GPU. */
+    final byte fill;
+    /** Whether on-chip memory keeps written bits, so an unwritten read is reported to the initcheck. */
+    final boolean trackOnChip;
 
     /**
      * @param module        the kernel's module
@@ -117,13 +121,15 @@ public final class PtxLaunch {
         this.by = block[1];
         this.bz = block[2];
         this.dynamicShared = dynamicShared;
-        this.sharedBytes = dynamicShared > 0 ? module.dynamicSharedOffset() + dynamicShared : module.staticSharedBytes();
+        this.sharedBytes = dynamicShared > 0 ? module.dynamicSharedOffset() + dynamicShared : module.staticSharedBytes(fn);
         this.global = global;
         this.startNanos = startNanos;
         this.sms = Math.max(1, sms);
         this.code = compiled ? PtxCompiler.codeFor(fn) : null;
         this.independent = independent(fn);
         this.calls = fn.paramBytes > fn.argBytes();
+        this.fill = global.fill();
+        this.trackOnChip = global.initCheck();
     }
 
     /**
@@ -253,6 +259,8 @@ public final class PtxLaunch {
         long steps;
         long timer;
         byte[] local;
+        /** Written bits of {@link #local}, one a byte, when the initcheck is on; else {@code null}. */
+        long[] localWritten;
         Insn at;
         /** The member mask of the warp operation the thread waits at. */
         int waitMask;
@@ -293,6 +301,8 @@ public final class PtxLaunch {
         int x, y, z;
         final Thr[] threads;
         final byte[] shared;
+        /** Written bits of {@link #shared}, one a byte, when the initcheck is on; else {@code null}. */
+        final long[] sharedWritten;
         final Race race;
         int epoch = 1;
         final int[] warpEpoch;
@@ -333,6 +343,10 @@ public final class PtxLaunch {
             fresh[Special.TOTAL_SMEM] = l.sharedBytes;
             threads = new Thr[all ? n : 0];
             this.shared = new byte[all ? l.sharedBytes : 0];
+            if (l.fill != 0) {
+                Arrays.fill(shared, l.fill);
+            }
+            this.sharedWritten = l.trackOnChip && shared.length > 0 ? new long[(shared.length + 63) >>> 6] : null;
             this.race = all && l.sharedBytes > 0 ? new Race((l.sharedBytes + 3) / 4) : null;
             this.warpEpoch = new int[(n + 31) / 32];
             Arrays.fill(warpEpoch, 1);
@@ -390,10 +404,12 @@ public final class PtxLaunch {
             if (l.fn.localBytes > 0) {
                 if (t.local == null) {
                     t.local = new byte[l.fn.localBytes];
-                } else {
-                    // One record run again (runEach): a thread starts with fresh local memory all the same.
-                    Arrays.fill(t.local, (byte) 0);
+                    t.localWritten = l.trackOnChip ? new long[(t.local.length + 63) >>> 6] : null;
+                } else if (t.localWritten != null) {
+                    Arrays.fill(t.localWritten, 0);
                 }
+                // A thread starts with local memory of garbage, a record run again (runEach) too.
+                Arrays.fill(t.local, l.fill);
             }
         }
 
@@ -563,6 +579,9 @@ public final class PtxLaunch {
 
         long sharedLoad(Thr t, long off, int bytes) {
             checkShared(t, off, bytes);
+            if (sharedWritten != null) {
+                readOnChip(sharedWritten, off, bytes, t, "shared memory of block (" + x + "," + y + "," + z + ")", shared.length);
+            }
             if (race != null) {
                 race.access(this, t, off, bytes, false);
             }
@@ -571,6 +590,9 @@ public final class PtxLaunch {
 
         void sharedStore(Thr t, long off, int bytes, long v) {
             checkShared(t, off, bytes);
+            if (sharedWritten != null) {
+                markWritten(sharedWritten, off, bytes);
+            }
             if (race != null) {
                 race.access(this, t, off, bytes, true);
             }
@@ -660,6 +682,32 @@ public final class PtxLaunch {
     }
 
     // ---- byte arrays ---------------------------------------------------------------------------
+
+    /** Sets the written bits of {@code [off, off + bytes)}. */
+    static void markWritten(long[] bits, long off, int bytes) {
+        for (long b = off; b < off + bytes; b++) {
+            bits[(int) (b >>> 6)] |= 1L << (b & 63);
+        }
+    }
+
+    /**
+     * Reports a read of {@code [off, off + bytes)} of on-chip memory to the initcheck when any of it
+     * was never written.
+     */
+    static void readOnChip(long[] bits, long off, int bytes, Thr t, String memory, long size) {
+        for (long b = off; b < off + bytes; b++) {
+            if ((bits[(int) (b >>> 6)] & (1L << (b & 63))) == 0) {
+                t.block.l.global.uninitialized(t.at == null ? "PTX line ?" : t.at.where(), memory, size, b, bytes);
+                return;
+            }
+        }
+    }
+
+    /** {@return {@code bits} grown to cover {@code bytes} bytes, the new ones unwritten} */
+    static long[] growWritten(long[] bits, int bytes) {
+        int words = (bytes + 63) >>> 6;
+        return bits.length >= words ? bits : Arrays.copyOf(bits, words);
+    }
 
     static long get(byte[] a, int off, int bytes) {
         return switch (bytes) {

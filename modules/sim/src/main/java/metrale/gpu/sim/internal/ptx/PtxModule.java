@@ -18,9 +18,12 @@ import java.util.regex.Pattern;
  * engine cannot run keeps the first reason in {@link PtxFunction#unsupported()}; parsing never
  * fails for that, since a twin may run the kernel instead.
  *
- * <p><b>Shared memory.</b> Every static {@code .shared} variable of the module, at module scope or
- * in a function's body, gets its own offset in one block-wide layout; the dynamic {@code .extern .shared} arrays all start after it, at
- * {@link #dynamicSharedOffset()}, as the GPU places dynamic shared memory after the static.
+ * <p><b>Shared memory.</b> Each kernel's blocks hold the static {@code .shared} variables of the
+ * module scope (and of {@code .func} bodies) first, then those its own body declares: another
+ * kernel's arrays are not in its blocks, so a read past its own array does not land in them. The
+ * dynamic {@code .extern .shared} arrays all start after the largest kernel's static memory, at
+ * {@link #dynamicSharedOffset()}, as the GPU places dynamic shared memory after the static (one
+ * offset for the module, since a {@code .func} that uses them is decoded once for every kernel).
  */
 public final class PtxModule {
 
@@ -58,14 +61,23 @@ public final class PtxModule {
         return functions.get(name);
     }
 
-    /** {@return the bytes of static shared memory a block of any kernel of this module has} */
+    /** {@return the most bytes of static shared memory a block of a kernel of this module has} */
     public int staticSharedBytes() {
-        return staticShared;
+        int most = staticShared;
+        for (PtxFunction f : byIndex) {
+            most = Math.max(most, f.staticShared);
+        }
+        return most;
     }
 
     /** {@return where dynamic shared memory starts in a block's shared memory} */
     public int dynamicSharedOffset() {
-        return (staticShared + dynamicAlign - 1) / dynamicAlign * dynamicAlign;
+        return (staticSharedBytes() + dynamicAlign - 1) / dynamicAlign * dynamicAlign;
+    }
+
+    /** {@return the static shared bytes of a block of {@code f}: the module's and its own} */
+    int staticSharedBytes(PtxFunction f) {
+        return Math.max(staticShared, f.staticShared);
     }
 
     /**
@@ -108,6 +120,7 @@ public final class PtxModule {
         List<Stmt> st = PtxParser.statements(text);
         // Pass 1: module-scope symbols and function names, so bodies may call functions defined later.
         List<int[]> bodies = new ArrayList<>();
+        Map<PtxFunction, List<String>> ownDecls = new LinkedHashMap<>();
         for (int i = 0; i < st.size(); i++) {
             Stmt s = st.get(i);
             if (s.kind == Stmt.OPEN) {
@@ -138,14 +151,20 @@ public final class PtxModule {
                 layoutParams(f, h.group(2), f.rets);
                 layoutParams(f, h.group(4), f.params);
                 int end = skip(st, i + 1);
-                // nvcc declares a kernel's static __shared__ arrays inside its body: they get their
-                // offsets in the block's layout as module-scope ones do.
+                // nvcc declares a kernel's static __shared__ arrays inside its body: the kernel's own,
+                // laid out once the module's are known; a .func's go with the module's.
+                List<String> own = new ArrayList<>();
                 for (int j = i + 2; j < end; j++) {
                     Stmt b = st.get(j);
                     if (b.kind == Stmt.TEXT && b.text.startsWith(".") && b.text.contains(".shared")) {
-                        m.declareShared(b.text);
+                        if (f.entry && !b.text.contains(".extern")) {
+                            own.add(b.text);
+                        } else {
+                            m.declareShared(b.text);
+                        }
                     }
                 }
+                ownDecls.put(f, own);
                 bodies.add(new int[] {m.byIndex.size() - 1, i + 2, end});
                 i = end;
             } else if (t.startsWith(".section") && hasBody) {
@@ -158,6 +177,9 @@ public final class PtxModule {
                     m.unplaced.put(n.group(1), line);
                 }
             }
+        }
+        for (var e : ownDecls.entrySet()) {
+            m.layOutOwn(e.getKey(), e.getValue());
         }
         // Pass 2: bodies, with every symbol known.
         for (int[] b : bodies) {
@@ -196,6 +218,29 @@ public final class PtxModule {
         int off = (staticShared + align - 1) / align * align;
         shared.put(n.group(1), (long) off);
         staticShared = off + elems * elemBytes(t);
+    }
+
+    /** Lays out an entry's own static shared arrays after the module's. */
+    private void layOutOwn(PtxFunction f, List<String> decls) {
+        int end = staticShared;
+        for (String t : decls) {
+            Matcher n = NAME.matcher(t.replaceAll("=.*$", "").strip());
+            if (!n.find()) {
+                continue;
+            }
+            int align = alignOf(t);
+            int elems = n.group(2) == null || n.group(2).isEmpty() ? 1 : Integer.parseInt(n.group(2));
+            int off = (end + align - 1) / align * align;
+            f.ownShared.put(n.group(1), (long) off);
+            end = off + elems * elemBytes(t);
+        }
+        f.staticShared = end;
+    }
+
+    /** {@return the offset of the shared symbol {@code name} as {@code f} sees it, or {@code null}} */
+    Long sharedSymbol(PtxFunction f, String name) {
+        Long own = f.ownShared.get(name);
+        return own != null ? own : shared.get(name);
     }
 
     static int elemBytes(String decl) {
