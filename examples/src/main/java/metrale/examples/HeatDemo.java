@@ -16,8 +16,10 @@ import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
 import metrale.gpu.CapturedStep;
+import metrale.gpu.CudaError;
 import metrale.gpu.DeviceBuffer;
 import metrale.gpu.DeviceInfo;
+import metrale.gpu.DevicePtr;
 import metrale.gpu.Dim3;
 import metrale.gpu.Gpu;
 import metrale.gpu.GpuBuilder;
@@ -282,6 +284,12 @@ public final class HeatDemo {
             // Ignored by CUDA, which always runs the real kernels.
             builder.backendOption(SimOptions.TWINS, SimTwinMode.OFF.option());
         }
+        // The simulator's engine, running the kernels' PTX, faults at a store into a red zone: the
+        // planted overflow then latches a sticky fault, which stays in a simulated process of its own.
+        boolean engineCatchesOverflow = o.plantOverflow() && o.noTwins() && "sim".equalsIgnoreCase(backend);
+        if (engineCatchesOverflow) {
+            builder.backendOption(SimOptions.PROCESS, SimOptions.PROCESS_FRESH);
+        }
         boolean ok = true;
         float[] result = new float[(int) cells];
         int totalSteps = 0;
@@ -419,7 +427,7 @@ public final class HeatDemo {
                 // ---- allocations ---------------------------------------------------------
                 section(out, "Allocations by call site");
                 DeviceBuffer victim = null;
-                if (o.plantOverflow()) {
+                if (o.plantOverflow() && !engineCatchesOverflow) {
                     victim = gpu.allocBuffer(4L * 64); // the buffer --plant-overflow writes past
                 }
                 out.printf(Locale.ROOT, "  %d live allocations, %,d bytes%n", gpu.liveAllocCount(), gpu.liveBytes());
@@ -443,7 +451,11 @@ public final class HeatDemo {
                 boolean redZonesAsExpected = o.plantOverflow()
                         ? violations.size() == 1 && victim != null && violations.getFirst().allocation().ptr().equals(victim.ptr())
                         : corrupted == 0;
-                if (o.plantOverflow()) {
+                if (engineCatchesOverflow) {
+                    out.println("  (the kernels run as PTX on the simulator's engine, which stops a store into a red zone");
+                    out.println("  at the store itself: the planted overflow runs last, below)");
+                    ok &= corrupted == 0;
+                } else if (o.plantOverflow()) {
                     out.println(redZonesAsExpected ? "  overflow found, as planted"
                             : "  planted overflow NOT found (exactly one violation, in the planted buffer, was expected)");
                     ok &= redZonesAsExpected;
@@ -468,6 +480,9 @@ public final class HeatDemo {
                     HeatKernels.unregisterTwins();
                 }
             }
+            if (engineCatchesOverflow) {
+                ok &= plantCaughtAtTheStore(gpu, args, out);
+            }
         }
 
         // ---- JFR -----------------------------------------------------------------------
@@ -488,6 +503,37 @@ public final class HeatDemo {
         ok &= match;
         out.println(ok ? "PASS" : "FAIL");
         return ok ? 0 : 1;
+    }
+
+    /**
+     * Writes {@value #OVERFLOW_FLOATS} floats past a 64-float buffer with the kernels' own PTX on the
+     * simulator's engine, which stops the first store into the red zone as an {@code ILLEGAL_ADDRESS}
+     * naming the thread, the PTX line and the buffer. The fault is sticky: nothing runs after it,
+     * and close gives the memory back.
+     *
+     * @return whether the overflow was caught at the store
+     */
+    private static boolean plantCaughtAtTheStore(Gpu gpu, KernelArgs args, PrintStream out) {
+        section(out, "Overflow caught at the store");
+        DevicePtr victim = gpu.alloc(4L * 64); // the buffer --plant-overflow writes past
+        int count = 64 + OVERFLOW_FLOATS;
+        gpu.launch(gpu.kernel(HeatKernels.MODULE, HeatKernels.FILL), LaunchConfig.forElements(count, 64), Stream.DEFAULT,
+                args.clear().ptr(victim).i32(count).f32(-1f));
+        out.printf(Locale.ROOT, "  planted: heat::fill writes %d floats into %s, a buffer of 64 floats%n", count, victim);
+        try {
+            gpu.synchronize();
+        } catch (GpuException e) {
+            boolean caught = e.error() == CudaError.ILLEGAL_ADDRESS && e.getMessage().contains("into the red zone");
+            // The engine's words: from the kernel and thread to the red zone it ran into.
+            String why = e.getMessage();
+            int from = why.indexOf("kernel heat::fill, ");
+            int to = why.indexOf("into the red zone after it");
+            out.println("  " + (from >= 0 && to > from ? why.substring(from, to + "into the red zone after it".length()) : why));
+            out.println(caught ? "  overflow found, as planted" : "  planted overflow NOT found (a different fault)");
+            return caught;
+        }
+        out.println("  planted overflow NOT found: the store past the buffer ran");
+        return false;
     }
 
     /** Both grids are allocated here, so the allocation report shows them as one site with two buffers. */

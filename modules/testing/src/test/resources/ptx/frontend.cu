@@ -3,6 +3,7 @@
 // Rebuild after an edit, from this directory:
 //   nvcc -ptx -arch=compute_90 -o frontend.ptx frontend.cu
 //   nvcc -ptx -arch=compute_90 -lineinfo -o frontend_lineinfo.ptx frontend.cu
+//   sed -i -E 's|^(\s*\.file\s+[0-9]+\s+")[^"]*/([^"/]+")|\1\2|' frontend_lineinfo.ptx   (the file name only)
 
 #define TILE 16
 

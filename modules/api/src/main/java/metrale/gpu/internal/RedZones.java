@@ -73,6 +73,7 @@ final class RedZones {
      */
     void fill(Driver driver, long base, long bytes, long pad, boolean capturing, long stream) {
         if (pad > 0) {
+            driver.redZone(base, bytes, pad);
             if (stream == 0) {
                 driver.memsetD8(base + bytes, FILL, pad);
             } else {

@@ -237,6 +237,20 @@ public interface Driver extends AutoCloseable {
     default void memoryHeld(long ptr) {
     }
 
+    /**
+     * Tells a driver that checks bounds that the allocation or pool block based at {@code ptr} is a
+     * buffer of {@code bytes} followed by the runtime's red zone of {@code pad} bytes: the pad is
+     * memory of the allocation (copies and memsets reach it, so the runtime fills and scans it) but
+     * not of the buffer, so a kernel the driver runs from its own code faults at an access into it,
+     * as one past a buffer without a red zone would. Other drivers ignore it.
+     *
+     * @param ptr   the allocation's or block's first byte
+     * @param bytes the buffer's bytes, as the application asked
+     * @param pad   the red zone's bytes after them
+     */
+    default void redZone(long ptr, long bytes, long pad) {
+    }
+
     /** Which allocation an address lies in: see {@link #allocationExtents}. */
     @FunctionalInterface
     interface Extents {

@@ -535,6 +535,12 @@ public final class CountingDriver implements Driver {
     }
 
     @Override
+    public void redZone(long ptr, long bytes, long pad) {
+        ledger.count("redZone");
+        inner.redZone(ptr, bytes, pad);
+    }
+
+    @Override
     public void memoryHeld(long ptr) {
         ledger.count("memoryHeld");
         inner.memoryHeld(ptr);

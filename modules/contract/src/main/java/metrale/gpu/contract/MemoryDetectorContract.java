@@ -34,6 +34,9 @@ public abstract class MemoryDetectorContract extends GpuContract {
 
     /** Writes {@code p[i] = i + 1} for {@code i < n + extra} on {@code s}: {@code extra} floats past {@code n}. */
     private void writePast(DevicePtr p, int n, int extra, Stream s) {
+        if (extra > 0) {
+            assumeKernelsReachRedZones();
+        }
         gpu.launch(kernel("write_past"), LaunchConfig.forElements(n + extra, 64), s, args.clear().ptr(p).i32(n).i32(extra));
     }
 
@@ -109,6 +112,7 @@ public abstract class MemoryDetectorContract extends GpuContract {
      */
     @Test
     public void nonBlockingOverflowOnAnotherThreadIsFound() throws Exception {
+        assumeKernelsReachRedZones();
         reopen(b -> b.redZoneBytes(PAD));
         AtomicReference<DevicePtr> ptr = new AtomicReference<>();
         AtomicReference<String> site = new AtomicReference<>();
@@ -165,6 +169,7 @@ public abstract class MemoryDetectorContract extends GpuContract {
         AtomicReference<Throwable> failed = new AtomicReference<>();
         AtomicReference<DevicePtr> bad = new AtomicReference<>();
         // Looked up once: the contract's kernel cache is not for concurrent use.
+        assumeKernelsReachRedZones();
         metrale.gpu.KernelHandle writePast = kernel("write_past");
         List<Thread> ts = new java.util.ArrayList<>();
         for (int t = 0; t < threads; t++) {

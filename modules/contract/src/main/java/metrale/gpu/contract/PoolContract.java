@@ -267,6 +267,7 @@ public abstract class PoolContract extends AbstractPoolContract {
         DevicePtr ok = pool.alloc(400, Stream.DEFAULT);
         DevicePtr bad = pool.alloc(400, Stream.DEFAULT); String site = here();
         assertThat(gpu.liveBytes()).isEqualTo(800);
+        assumeKernelsReachRedZones();
         gpu.launch(kernel("write_past"), LaunchConfig.forElements(103, 64), Stream.DEFAULT, args.clear().ptr(ok).i32(100).i32(0));
         gpu.launch(kernel("write_past"), LaunchConfig.forElements(103, 64), Stream.DEFAULT, args.clear().ptr(bad).i32(100).i32(3));
         gpu.synchronize();

@@ -95,19 +95,33 @@ class PtxFrontEndKitTest {
         }
     }
 
-    @GpuTest(backends = Backend.SIM, twinMode = SimTwinMode.OFF, redZoneBytes = 0)
-    @ExpectFault(CudaError.ILLEGAL_ADDRESS)
-    void aFaultInAKernelBuiltWithLineinfoNamesItsCudaLine(Gpu gpu) {
+    private static GpuException storeOnePast(Gpu gpu) {
         gpu.loadModule(MODULE, ptx("frontend_lineinfo.ptx"));
         DevicePtr p = gpu.allocBuffer(4L * 64).ptr();
         try (KernelArgs args = new KernelArgs()) {
             gpu.launch(gpu.kernel(MODULE, "store_one_past"), LaunchConfig.forElements(65, 32), Stream.DEFAULT,
                     args.clear().ptr(p).i32(64));
         }
-        assertThatThrownBy(gpu::synchronize).isInstanceOfSatisfying(GpuException.class, e -> {
-            assertThat(e.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
-            // frontend.cu line 42 is the store p[i] = (float) i.
-            assertThat(e.getMessage()).contains("thread (0,0,0) of block (2,0,0)", "(frontend.cu:42)", "st.global.f32");
-        });
+        GpuException[] caught = new GpuException[1];
+        assertThatThrownBy(gpu::synchronize).isInstanceOfSatisfying(GpuException.class, e -> caught[0] = e);
+        assertThat(caught[0].error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
+        // frontend.cu line 42 is the store p[i] = (float) i; the thread at i = 64 is thread 0 of block 2.
+        assertThat(caught[0].getMessage()).contains("thread (0,0,0) of block (2,0,0)", "(frontend.cu:42)", "st.global.f32",
+                "allocated at PtxFrontEndKitTest.java:");
+        return caught[0];
+    }
+
+    @GpuTest(backends = Backend.SIM, twinMode = SimTwinMode.OFF, redZoneBytes = 0)
+    @ExpectFault(CudaError.ILLEGAL_ADDRESS)
+    void aFaultInAKernelBuiltWithLineinfoNamesItsCudaLine(Gpu gpu) {
+        storeOnePast(gpu);
+    }
+
+    @GpuTest(backends = Backend.SIM, twinMode = SimTwinMode.OFF)
+    @ExpectFault(CudaError.ILLEGAL_ADDRESS)
+    void theKitsRedZoneIsOutOfBoundsForTheEngineSoTheStoreFaultsAtTheAccess(Gpu gpu) {
+        assertThat(gpu.options().redZoneBytes()).as("the kit's default").isPositive();
+        assertThat(storeOnePast(gpu).getMessage()).contains("runs 4 bytes past the end of the 256-byte buffer",
+                "into the red zone after it");
     }
 }

@@ -48,6 +48,11 @@ final class Alloc {
      * scan) still reach it, a kernel does not. Set once the work enqueued before the hold has run.
      */
     volatile boolean held;
+    /**
+     * The bytes of the application's buffer, the runtime's red zone after them: the PTX engine's
+     * accesses end here, other accesses at {@link #size}. {@link #size} when there is no red zone.
+     */
+    volatile long buffer;
     /** The device allocation a pool block was carved from, or {@code null} for an allocation of the driver's own. */
     final Alloc parent;
     /**
@@ -76,6 +81,7 @@ final class Alloc {
         this.block = block;
         this.segment = segment;
         this.parent = parent;
+        this.buffer = size;
         this.releasing = parent == null && kind == Kind.DEVICE ? new ConcurrentLinkedDeque<>() : null;
     }
 

@@ -340,6 +340,17 @@ public final class SimDevice implements Driver {
         }
     }
 
+    /** {@inheritDoc} The PTX engine then faults at an access into the pad; twins' views still reach it. */
+    @Override
+    public void redZone(long ptr, long bytes, long pad) {
+        try (var _ = enter("red zone")) {
+            Alloc a = memory.heldAt(ptr);
+            if (a != null && bytes >= 0 && bytes <= a.size) {
+                a.buffer = bytes;
+            }
+        }
+    }
+
     /**
      * {@inheritDoc} Like a release, it takes effect once every operation enqueued before it, on any
      * stream, has run: a kernel that touches the memory after that faults, naming it as held.

@@ -54,13 +54,19 @@ final class SimGlobal implements GlobalMemory {
                 break;
             }
             long off = addr - a.base;
-            if (off >= 0 && off <= a.size - bytes && !a.freed && !a.held) {
+            if (off >= 0 && off <= a.buffer - bytes && !a.freed && !a.held) {
                 return a;
             }
         }
         Alloc a = memory.find(addr);
         if (a == null) {
             a = engine.peerFind(addr);
+        }
+        if (a != null && a.contains(addr, bytes) && addr - a.base > a.buffer - bytes) {
+            long past = addr - a.base + bytes - a.buffer;
+            throw new PtxFault(CudaError.ILLEGAL_ADDRESS, "kernel " + kernel + ", " + at.describe() + ": " + what + " 0x"
+                    + Long.toHexString(addr) + " (+" + bytes + " bytes) runs " + past + " bytes past the end of the "
+                    + a.buffer + "-byte buffer at 0x" + Long.toHexString(a.base) + ", into the red zone after it");
         }
         if (a != null && a.held) {
             throw new PtxFault(CudaError.ILLEGAL_ADDRESS, "kernel " + kernel + ", " + at.describe() + ": " + what + " 0x"

@@ -14,6 +14,11 @@ class SimAsyncPoolContractTest extends PoolContract {
     }
 
     @Override
+    protected boolean kernelsReachRedZones() {
+        return !SimContractSupport.twinsOff();
+    }
+
+    @Override
     protected void prepareKernels(Gpu gpu) {
         SimContractSupport.prepareKernels(gpu);
     }

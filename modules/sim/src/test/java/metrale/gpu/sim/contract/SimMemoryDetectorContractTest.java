@@ -14,6 +14,11 @@ class SimMemoryDetectorContractTest extends MemoryDetectorContract {
     }
 
     @Override
+    protected boolean kernelsReachRedZones() {
+        return !SimContractSupport.twinsOff();
+    }
+
+    @Override
     protected void prepareKernels(Gpu gpu) {
         SimContractSupport.prepareKernels(gpu);
     }

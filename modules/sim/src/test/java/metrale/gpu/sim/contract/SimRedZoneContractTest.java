@@ -14,6 +14,11 @@ class SimRedZoneContractTest extends RedZoneContract {
     }
 
     @Override
+    protected boolean kernelsReachRedZones() {
+        return !SimContractSupport.twinsOff();
+    }
+
+    @Override
     protected void prepareKernels(Gpu gpu) {
         SimContractSupport.prepareKernels(gpu);
     }
