@@ -76,3 +76,60 @@ extern "C" __global__ void read_past_own_tile(float* out) {
     __syncthreads();
     out[threadIdx.x] = tile[threadIdx.x + 64];
 }
+
+// Lanes 0..15 shuffle down by 8 with the member mask of lanes 0..15: lanes 8..15 read lanes
+// 16..23, outside the mask, which PTX leaves undefined.
+extern "C" __global__ void shfl_outside_mask(int* out) {
+    int v = threadIdx.x;
+    if (threadIdx.x < 16) {
+        v += __shfl_down_sync(0x0000ffffu, v, 8);
+    }
+    out[threadIdx.x] = v;
+}
+
+// Each thread writes its own byte of the shared words, then thread 0 reads the first word:
+// four threads share a word and none races (histogram64 keeps per-thread byte counters so).
+extern "C" __global__ void bytes_of_a_word(unsigned int* out) {
+    __shared__ unsigned char b[64];
+    b[threadIdx.x] = (unsigned char) (threadIdx.x + 1);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        out[0] = *(unsigned int*) b;
+    }
+}
+
+// Threads 0 and 32 (two warps) both write the same shared word with no barrier between.
+extern "C" __global__ void racy_write_after_write(int* out) {
+    __shared__ int s[2];
+    if (threadIdx.x == 0 || threadIdx.x == 32) {
+        s[0] = threadIdx.x;
+    }
+    __syncthreads();
+    out[threadIdx.x] = s[0];
+}
+
+// Thread 0 writes a shared word that every thread then reads (out[0] holds 0), with no barrier
+// between; the index comes from memory, so nvcc keeps the load.
+extern "C" __global__ void racy_read_after_write(int* out) {
+    __shared__ int s[64];
+    if (threadIdx.x == 0) {
+        s[0] = 42;
+    }
+    out[threadIdx.x] = s[threadIdx.x & out[0]];
+}
+
+// The same across warps with __syncwarp between: it orders one warp's lanes, not two warps.
+extern "C" __global__ void warp_sync_across_warps(int* out) {
+    __shared__ int s[64];
+    s[threadIdx.x] = threadIdx.x;
+    __syncwarp();
+    out[threadIdx.x] = s[(threadIdx.x + 32) & 63];
+}
+
+// Lanes exchange with their neighbour in the same warp after __syncwarp: ordered, no race.
+extern "C" __global__ void warp_sync_within_warp(int* out) {
+    __shared__ int s[64];
+    s[threadIdx.x] = threadIdx.x;
+    __syncwarp();
+    out[threadIdx.x] = s[threadIdx.x ^ 1];
+}

@@ -75,7 +75,12 @@ public final class Backends {
      * @param config the backend options
      */
     public static java.util.Map<metrale.gpu.Setting, String> defaults(String name, metrale.gpu.spi.DriverConfig config) {
-        List<BackendProvider> all = providers();
+        return defaults(name, config, providers());
+    }
+
+    /** {@link #defaults(String, metrale.gpu.spi.DriverConfig)} over the given providers, highest priority first. */
+    static java.util.Map<metrale.gpu.Setting, String> defaults(String name, metrale.gpu.spi.DriverConfig config,
+                                                               List<BackendProvider> all) {
         BackendProvider p = null;
         if (name != null) {
             for (BackendProvider x : all) {

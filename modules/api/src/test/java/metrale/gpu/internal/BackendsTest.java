@@ -130,4 +130,58 @@ class BackendsTest {
                 .isInstanceOf(GpuException.class)
                 .hasMessageContaining("NO_DEVICE").hasMessageContaining("--enable-native-access=ALL-UNNAMED");
     }
+
+    private static BackendProvider withDefaults(String name, int priority, Availability a,
+                                                java.util.Map<metrale.gpu.Setting, String> defaults) {
+        BackendProvider inner = provider(name, priority, a);
+        return new BackendProvider() {
+            @Override
+            public String name() {
+                return inner.name();
+            }
+
+            @Override
+            public int priority() {
+                return inner.priority();
+            }
+
+            @Override
+            public Availability availability() {
+                return inner.availability();
+            }
+
+            @Override
+            public Driver open(DriverConfig config) {
+                return inner.open(config);
+            }
+
+            @Override
+            public java.util.Map<metrale.gpu.Setting, String> defaults(DriverConfig config) {
+                if (defaults == null) {
+                    throw new IllegalStateException("broken provider");
+                }
+                return defaults;
+            }
+        };
+    }
+
+    @Test
+    void aBackendsDefaultsAreThoseOfTheNamedOneOrOfTheOneAnAutomaticChoiceTakes() {
+        var simDefaults = java.util.Map.of(metrale.gpu.Setting.LEAK_DETECTION, "all");
+        List<BackendProvider> all = List.of(withDefaults("cuda", 100, Availability.no("no driver"), java.util.Map.of()),
+                withDefaults("sim", 0, Availability.yes(), simDefaults));
+        DriverConfig none = new DriverConfig(java.util.Map.of());
+        assertThat(Backends.defaults("sim", none, all)).isEqualTo(simDefaults);
+        assertThat(Backends.defaults("SIM", none, all)).as("any case").isEqualTo(simDefaults);
+        assertThat(Backends.defaults("cuda", none, all)).as("named, available or not").isEmpty();
+        assertThat(Backends.defaults(null, none, all)).as("the automatic choice: sim").isEqualTo(simDefaults);
+        assertThat(Backends.defaults("cdua", none, all)).as("no such backend: opening says why").isEmpty();
+        assertThat(Backends.defaults(null, none, List.of(withDefaults("cuda", 100, Availability.no("no driver"),
+                simDefaults)))).as("nothing available").isEmpty();
+        assertThat(Backends.defaults("sim", none, List.of(withDefaults("sim", 0, Availability.yes(), null))))
+                .as("a provider that fails").isEmpty();
+        List<BackendProvider> both = List.of(withDefaults("cuda", 100, Availability.yes(), java.util.Map.of()),
+                withDefaults("sim", 0, Availability.yes(), simDefaults));
+        assertThat(Backends.defaults(null, none, both)).as("cuda wins the automatic choice").isEmpty();
+    }
 }

@@ -148,4 +148,33 @@ class LedgerUnitTest {
         assertThat(l.explainNotLive(0x10_0000)).as("forgotten by the 4097th").contains("was not allocated");
         assertThat(l.explainNotLive(0x10_1000)).contains("already freed");
     }
+
+    @Test
+    void freedMemoryIsNamedWithBothSitesUntilALiveEntryHoldsTheAddressAgain() {
+        assertThat(ledger.freedHolding(0x1000)).as("live").isNull();
+        assertThat(ledger.remove(0x1000, "F.java:9")).isSameAs(padded);
+        String was = "it was " + padded.describe() + ", freed at F.java:9";
+        assertThat(ledger.freedHolding(0x1000)).isEqualTo(was);
+        assertThat(ledger.freedHolding(0x1000 + 255)).isEqualTo(was);
+        assertThat(ledger.freedHolding(0x1000 + 256)).as("its pad").isEqualTo(was);
+        assertThat(ledger.freedHolding(0x1000 + 256 + 63)).isEqualTo(was);
+        assertThat(ledger.freedHolding(0x1000 + 256 + 64)).as("past the pad").isNull();
+        assertThat(ledger.freedHolding(0x0fff)).as("before it").isNull();
+        assertThat(ledger.freedHolding(0x2000)).as("a live entry's").isNull();
+        Ledger.Entry again = entry(0x1000, 64, 0, ledger.nextIndex(), false);
+        ledger.add(again);
+        assertThat(ledger.freedHolding(0x1000)).as("live again").isNull();
+        assertThat(ledger.freedHolding(0x1000 + 100)).as("past the new entry, in the old one's memory: forgotten with it")
+                .isNull();
+    }
+
+    @Test
+    void theLatestFreeAtABaseIsTheOneNamed() {
+        ledger.remove(0x2000, "A.java:1");
+        Ledger.Entry second = entry(0x2000, 32, 0, ledger.nextIndex(), false);
+        ledger.add(second);
+        ledger.remove(0x2000, "B.java:2");
+        assertThat(ledger.freedHolding(0x2000 + 16)).isEqualTo("it was " + second.describe() + ", freed at B.java:2");
+        assertThat(ledger.freedHolding(0x2000 + 100)).as("the old, larger entry is forgotten").isNull();
+    }
 }

@@ -169,6 +169,40 @@ class QuarantineUnitTest {
     }
 
     @Test
+    void severalUnreadablePadsAreOneReportAndAFailedGiveBackIsKeptWithIt() {
+        RedZones rz = new RedZones(16, 0);
+        Quarantine q = new Quarantine(driver, rz, 1 << 20);
+        Quarantine.Held a = held(rz, 32, 1, -1, true);
+        Quarantine.Held b = held(rz, 48, 2, -1, true);
+        Quarantine.Held broken = new Quarantine.Held(b.entry(), b.freeSite(), -1, () -> {
+            throw new GpuException(CudaError.INVALID_VALUE, "memFree", "scripted release failure");
+        });
+        q.admit(a, true);
+        q.admit(broken, true);
+        driver.failNext("memcpyDtoH", CudaError.INVALID_VALUE);
+        driver.failNext("memcpyDtoH", CudaError.INVALID_VALUE);
+        assertThatThrownBy(() -> q.settle(false)).isInstanceOfSatisfying(GpuException.class, e -> {
+            assertThat(e.getMessage()).contains("allocated at A.java:1", "freed at F.java:1", "1 more freed range(s) likewise");
+            assertThat(e.getSuppressed()).singleElement().satisfies(x -> assertThat(x).hasMessageContaining("scripted release failure"));
+        });
+        assertThat(released).containsExactly(a.entry().base());
+        assertThat(q.bytes()).isZero();
+    }
+
+    @Test
+    void aStickyErrorWhileReadingLeavesEveryRangeUnscannedForTheNextSettle() {
+        RedZones rz = new RedZones(16, 0);
+        Quarantine q = new Quarantine(driver, rz, 1 << 20);
+        Quarantine.Held a = held(rz, 32, 1, -1, true);
+        q.admit(a, true);
+        driver.failNext("memcpyDtoH", CudaError.ILLEGAL_ADDRESS);
+        assertThatThrownBy(() -> q.settle(false)).isInstanceOfSatisfying(GpuException.class,
+                e -> assertThat(e.error()).isEqualTo(CudaError.ILLEGAL_ADDRESS));
+        assertThat(released).isEmpty();
+        assertThat(q.bytes()).isEqualTo(48);
+    }
+
+    @Test
     void atMostAThousandAndTwentyFourViolationsAreKept() {
         RedZones rz = new RedZones(16, 0);
         Quarantine q = new Quarantine(driver, rz, 0);

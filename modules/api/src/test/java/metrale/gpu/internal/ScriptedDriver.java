@@ -332,6 +332,37 @@ public final class ScriptedDriver implements Driver {
         return List.copyOf(calls);
     }
 
+    /** What the runtime told this driver of bounds, with the arguments, oldest first; never scripted to fail. */
+    private final List<String> bounds = new ArrayList<>();
+
+    /**
+     * {@return what the runtime told this driver of its memory's bounds, oldest first}: {@code carve
+     * 0xP N}, {@code release 0xP}, {@code held 0xP} and {@code redzone 0xP N PAD}
+     */
+    public synchronized List<String> bounds() {
+        return List.copyOf(bounds);
+    }
+
+    @Override
+    public synchronized void poolBlockCarved(long ptr, long bytes) {
+        bounds.add("carve 0x" + Long.toHexString(ptr) + " " + bytes);
+    }
+
+    @Override
+    public synchronized void poolBlockReleased(long ptr, long stream) {
+        bounds.add("release 0x" + Long.toHexString(ptr));
+    }
+
+    @Override
+    public synchronized void memoryHeld(long ptr) {
+        bounds.add("held 0x" + Long.toHexString(ptr));
+    }
+
+    @Override
+    public synchronized void redZone(long ptr, long bytes, long pad) {
+        bounds.add("redzone 0x" + Long.toHexString(ptr) + " " + bytes + " " + pad);
+    }
+
     /**
      * {@return the host side of each {@code memcpyHtoD} and {@code memcpyDtoH} so far, oldest
      * first: its address when native, -1 for a heap segment}

@@ -105,8 +105,8 @@ class PtxFrontEndKitTest {
         GpuException[] caught = new GpuException[1];
         assertThatThrownBy(gpu::synchronize).isInstanceOfSatisfying(GpuException.class, e -> caught[0] = e);
         assertThat(caught[0].error()).isEqualTo(CudaError.ILLEGAL_ADDRESS);
-        // frontend.cu line 42 is the store p[i] = (float) i; the thread at i = 64 is thread 0 of block 2.
-        assertThat(caught[0].getMessage()).contains("thread (0,0,0) of block (2,0,0)", "(frontend.cu:42)", "st.global.f32",
+        // frontend.cu line 43 is the store p[i] = (float) i; the thread at i = 64 is thread 0 of block 2.
+        assertThat(caught[0].getMessage()).contains("thread (0,0,0) of block (2,0,0)", "(frontend.cu:43)", "st.global.f32",
                 "allocated at PtxFrontEndKitTest.java:");
         return caught[0];
     }
@@ -123,5 +123,21 @@ class PtxFrontEndKitTest {
         assertThat(gpu.options().redZoneBytes()).as("the kit's default").isPositive();
         assertThat(storeOnePast(gpu).getMessage()).contains("runs 4 bytes past the end of the 256-byte buffer",
                 "into the red zone after it");
+    }
+
+    @GpuTest(backends = Backend.SIM, twinMode = SimTwinMode.OFF)
+    @ExpectFault(CudaError.LAUNCH_FAILED)
+    void aShuffleReadingALaneOutsideItsMaskIsReportedWithBothLanesAndTheLine(Gpu gpu) {
+        gpu.loadModule(MODULE, ptx("frontend_lineinfo.ptx"));
+        DevicePtr out = gpu.allocBuffer(4L * 32).ptr();
+        try (KernelArgs args = new KernelArgs()) {
+            gpu.launch(gpu.kernel(MODULE, "shfl_outside_mask"), LaunchConfig.of(1, 32), Stream.DEFAULT, args.clear().ptr(out));
+        }
+        assertThatThrownBy(gpu::synchronize).isInstanceOfSatisfying(GpuException.class, e -> {
+            assertThat(e.error()).isEqualTo(CudaError.LAUNCH_FAILED);
+            // frontend.cu line 85 is the __shfl_down_sync.
+            assertThat(e.getMessage()).contains("shfl.sync in lane 8 reads lane 16, which is not in the member mask 0xffff",
+                    "(frontend.cu:85 via sm_30_intrinsics.hpp:", "thread (8,0,0) of block (0,0,0)");
+        });
     }
 }

@@ -175,8 +175,8 @@ class PtxDetectorsTest {
             GpuException e = syncFails(gpu, s);
             assertThat(e.error()).isEqualTo(CudaError.LAUNCH_FAILED);
             assertThat(e.getMessage()).contains("shared-memory race", "block (0,0,0)",
-                    "thread (0,0,0) of block (0,0,0) read them at PTX line 204 `ld.shared.u32",
-                    "thread (1,0,0) of block (0,0,0) writes them at PTX line 198 `st.shared.u32", "no bar.sync between");
+                    "shared-memory race on byte 4 of", "thread (0,0,0) of block (0,0,0) read it at PTX line 204 `ld.shared.u32",
+                    "thread (1,0,0) of block (0,0,0) writes it at PTX line 198 `st.shared.u32", "no bar.sync between");
         }
     }
 

@@ -88,7 +88,7 @@ final class Decoder {
                     }
                     case PtxModule.Stmt.LABEL, PtxModule.Stmt.FILE -> {
                     }
-                    case PtxModule.Stmt.LOC -> source = module.source(s.a(), s.b());
+                    case PtxModule.Stmt.LOC -> source = sourceOf(s);
                     default -> statement(s);
                 }
             } catch (Unsupported u) {
@@ -105,6 +105,20 @@ final class Decoder {
         }
         f.code = code.toArray(new Insn[0]);
         f.regCount = Special.COUNT + slots + 1;
+    }
+
+    /**
+     * {@return {@code file.cu:line} of a {@code .loc}: for code inlined from a header, the line it was
+     * inlined at first ({@code frontend.cu:85 via sm_30_intrinsics.hpp:397}); {@code null} when the
+     * module names no such file}
+     */
+    private String sourceOf(PtxModule.Stmt loc) {
+        String own = module.source(loc.a(), loc.b());
+        String at = loc.c() > 0 ? module.source(loc.c(), loc.d()) : null;
+        if (at == null) {
+            return own;
+        }
+        return own == null ? at : at + " via " + own;
     }
 
     /** {@return the slot of the register {@code name} in the innermost scope declaring it, or {@code null}} */

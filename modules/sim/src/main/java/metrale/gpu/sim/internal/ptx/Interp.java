@@ -502,7 +502,12 @@ final class Interp {
         return m;
     }
 
-    /** shfl.sync as PTX specifies it; a source lane outside the mask or the block gives the lane its own value. */
+    /**
+     * shfl.sync as PTX specifies it. A source lane outside the block (a partial warp) gives the lane
+     * its own value; one of the block outside the member mask, or one that exited, is undefined in
+     * PTX (the GPU returns whatever that lane's register holds), so the launch fails naming both
+     * lanes and the instruction.
+     */
     private static void shfl(Block b, Insn in, Thr[] th, int base, int mask) {
         long present = presentMask(th, base, mask);
         long[] a = new long[32];
@@ -542,6 +547,13 @@ final class Interp {
                     j = minLane | (bval & ~segmask);
                     pval = j <= maxLane;
                 }
+            }
+            if (pval && j >= 0 && j <= 31 && (present & (1L << j)) == 0 && base + j < th.length) {
+                boolean inMask = (mask & (1 << j)) != 0;
+                throw b.fault(CudaError.LAUNCH_FAILED, o, "shfl.sync in lane " + lane + " reads lane " + j + ", which "
+                        + (inMask ? "has exited" : "is not in the member mask 0x" + Integer.toHexString(mask))
+                        + ": undefined in PTX (a GPU returns whatever that lane's register holds); name every lane a "
+                        + "shuffle reads in its mask, or keep what it reads from them out of the result");
             }
             if (!pval || j < 0 || j > 31 || (present & (1L << j)) == 0) {
                 j = lane;

@@ -347,7 +347,7 @@ public final class PtxLaunch {
                 Arrays.fill(shared, l.fill);
             }
             this.sharedWritten = l.trackOnChip && shared.length > 0 ? new long[(shared.length + 63) >>> 6] : null;
-            this.race = all && l.sharedBytes > 0 ? new Race((l.sharedBytes + 3) / 4) : null;
+            this.race = all && l.sharedBytes > 0 ? new Race(l.sharedBytes) : null;
             this.warpEpoch = new int[(n + 31) / 32];
             Arrays.fill(warpEpoch, 1);
             placeSpecials();
@@ -611,7 +611,10 @@ public final class PtxLaunch {
         }
     }
 
-    /** The last writer and reader of each shared word since the last barrier. */
+    /**
+     * The last writer and reader of each shared byte since the last barrier: byte by byte, as the
+     * hardware orders accesses, so threads that each own one byte of a word do not race.
+     */
     static final class Race {
         final int[] wT, wE, wW;
         final Insn[] wAt;
@@ -619,7 +622,8 @@ public final class PtxLaunch {
         final Insn[] rAt;
         static final int MANY = -7;
 
-        Race(int words) {
+        Race(int bytes) {
+            int words = bytes;
             wT = new int[words];
             wE = new int[words];
             wW = new int[words];
@@ -642,8 +646,8 @@ public final class PtxLaunch {
         }
 
         void access(Block b, Thr t, long off, int bytes, boolean write) {
-            int first = (int) (off >>> 2);
-            int last = (int) ((off + bytes - 1) >>> 2);
+            int first = (int) off;
+            int last = (int) (off + bytes - 1);
             for (int k = first; k <= last; k++) {
                 int wt = wT[k] - 1;
                 if (wt >= 0 && wt != t.idx && current(b, t, wt, wE[k], wW[k])) {
@@ -672,12 +676,12 @@ public final class PtxLaunch {
             }
         }
 
-        private static PtxFault race(Block b, Thr t, int word, Thr other, Insn otherAt, String did, String does) {
+        private static PtxFault race(Block b, Thr t, int at, Thr other, Insn otherAt, String did, String does) {
             String who = other == null ? "another thread" : other.who();
-            return new PtxFault(CudaError.LAUNCH_FAILED, "shared-memory race on bytes " + (word * 4) + ".." + (word * 4 + 3)
+            return new PtxFault(CudaError.LAUNCH_FAILED, "shared-memory race on byte " + at
                     + " of block (" + b.x + "," + b.y + "," + b.z + ")'s shared memory: " + who + " " + did
-                    + " them at " + otherAt.where() + ", then " + t.who() + " " + does
-                    + " them at " + t.at.where() + ", with no bar.sync between");
+                    + " it at " + otherAt.where() + ", then " + t.who() + " " + does
+                    + " it at " + t.at.where() + ", with no bar.sync between");
         }
     }
 

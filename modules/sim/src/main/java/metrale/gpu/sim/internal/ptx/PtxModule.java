@@ -82,14 +82,19 @@ public final class PtxModule {
 
     /**
      * One statement of the module text: an instruction or directive, a brace, a label, or a
-     * debugging directive ({@code .loc}: {@code a} the file index, {@code b} the source line;
-     * {@code .file}: {@code a} the index, {@code text} the file name).
+     * debugging directive ({@code .loc}: {@code a} the file index, {@code b} the source line, and for
+     * code inlined from another function {@code c} and {@code d} the file and line it was inlined
+     * at, else 0; {@code .file}: {@code a} the index, {@code text} the file name).
      */
-    record Stmt(int kind, String text, int line, int a, int b) {
+    record Stmt(int kind, String text, int line, int a, int b, int c, int d) {
         static final int TEXT = 0, OPEN = 1, CLOSE = 2, LABEL = 3, LOC = 4, FILE = 5;
 
         Stmt(int kind, String text, int line) {
-            this(kind, text, line, 0, 0);
+            this(kind, text, line, 0, 0, 0, 0);
+        }
+
+        Stmt(int kind, String text, int line, int a, int b) {
+            this(kind, text, line, a, b, 0, 0);
         }
     }
 

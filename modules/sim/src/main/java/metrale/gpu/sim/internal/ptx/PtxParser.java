@@ -116,8 +116,18 @@ final class PtxParser {
         Token d = tk.get(from);
         String all = src.substring(d.start(), tk.get(to).end()).strip();
         if (d.text().equals(".loc") && to >= from + 2 && number(tk.get(from + 1)) && number(tk.get(from + 2))) {
+            // nvcc's -lineinfo: ".loc 2 397 9, function_name $L__info_string0, inlined_at 1 85 9" for a
+            // header's code inlined at the application's line 85 of file 1.
+            int inFile = 0;
+            int inLine = 0;
+            for (int k = from + 3; k + 2 <= to; k++) {
+                if (tk.get(k).text().equals("inlined_at") && number(tk.get(k + 1)) && number(tk.get(k + 2))) {
+                    inFile = Integer.parseInt(tk.get(k + 1).text());
+                    inLine = Integer.parseInt(tk.get(k + 2).text());
+                }
+            }
             return new PtxModule.Stmt(PtxModule.Stmt.LOC, all, d.line(), Integer.parseInt(tk.get(from + 1).text()),
-                    Integer.parseInt(tk.get(from + 2).text()));
+                    Integer.parseInt(tk.get(from + 2).text()), inFile, inLine);
         }
         if (d.text().equals(".file") && to >= from + 2 && number(tk.get(from + 1))
                 && tk.get(from + 2).kind() == PtxLexer.Kind.STRING) {
