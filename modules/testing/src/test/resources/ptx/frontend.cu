@@ -133,3 +133,17 @@ extern "C" __global__ void warp_sync_within_warp(int* out) {
     __syncwarp();
     out[threadIdx.x] = s[threadIdx.x ^ 1];
 }
+
+// p[i] = i as doubles, then out[i] = p[i] + p[i ^ 1]: a kernel that fills a double array before it
+// reads it, with 8-byte stores and 16-byte vector loads, so no byte it reads is unwritten.
+extern "C" __global__ void doubles_written_then_read(double* out, double* p, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        p[i] = (double) i;
+    }
+    __syncthreads();
+    if (i < n / 2) {
+        double2 v = reinterpret_cast<double2*>(p)[i];
+        out[i] = v.x + v.y;
+    }
+}

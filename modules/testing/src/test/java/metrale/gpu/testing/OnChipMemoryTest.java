@@ -101,4 +101,23 @@ class OnChipMemoryTest {
             gpu.free(out);
         }
     }
+
+    @GpuTest(twinMode = SimTwinMode.OFF, initCheck = true)
+    void eightByteStoresAndSixteenByteLoadsOfADoubleArrayAreExactForTheInitcheck(Gpu gpu) {
+        gpu.loadModule("frontend", PtxFrontEndKitTest.ptx("frontend.ptx"));
+        int n = 64;
+        try (KernelArgs args = new KernelArgs()) {
+            DevicePtr p = gpu.alloc(8L * n);
+            DevicePtr out = gpu.alloc(8L * n / 2);
+            gpu.launch(gpu.kernel("frontend", "doubles_written_then_read"), LaunchConfig.of(1, n), Stream.DEFAULT,
+                    args.clear().ptr(out).ptr(p).i32(n));
+            double[] o = new double[n / 2];
+            gpu.copyD2H(out, o);
+            for (int i = 0; i < n / 2; i++) {
+                assertThat(o[i]).as("out[%d]", i).isEqualTo(4.0 * i + 1);
+            }
+            gpu.free(p);
+            gpu.free(out);
+        }
+    }
 }
