@@ -147,3 +147,21 @@ extern "C" __global__ void doubles_written_then_read(double* out, double* p, int
         out[i] = v.x + v.y;
     }
 }
+
+#include <assert.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+// Features the engine does not run, whose message must name them: a bfloat16 conversion, packed
+// half-precision arithmetic, and an assert (whose message strings are module variables).
+extern "C" __global__ void widen_bf16(float* out, const __nv_bfloat16* in) {
+    out[threadIdx.x] = __bfloat162float(in[threadIdx.x]);
+}
+
+extern "C" __global__ void add_half2(__half2* p) {
+    p[threadIdx.x] = __hadd2(p[threadIdx.x], p[threadIdx.x]);
+}
+
+extern "C" __global__ void asserts_positive(const int* p) {
+    assert(p[threadIdx.x] > 0);
+}

@@ -140,4 +140,22 @@ class PtxFrontEndKitTest {
                     "(frontend.cu:85 via sm_30_intrinsics.hpp:", "thread (8,0,0) of block (0,0,0)");
         });
     }
+
+    private static String unsupported(Gpu gpu, String kernel) {
+        gpu.loadModule(MODULE, ptx("frontend_lineinfo.ptx"));
+        GpuException[] caught = new GpuException[1];
+        assertThatThrownBy(() -> gpu.kernel(MODULE, kernel)).isInstanceOfSatisfying(GpuException.class, e -> caught[0] = e);
+        assertThat(caught[0].error()).isEqualTo(CudaError.NOT_SUPPORTED);
+        return caught[0].getMessage();
+    }
+
+    @GpuTest(backends = Backend.SIM, twinMode = SimTwinMode.OFF)
+    void whatTheEngineDoesNotRunIsNamedWithWhatToDo(Gpu gpu) {
+        assertThat(unsupported(gpu, "widen_bf16")).contains(".bf16 (bfloat16) is not run by the engine",
+                "register a Java twin", "frontend.cu:158");
+        assertThat(unsupported(gpu, "add_half2")).contains(".f16x2 (packed half precision) is not run by the engine",
+                "frontend.cu:162");
+        assertThat(unsupported(gpu, "asserts_positive")).contains("the engine does not place module variables",
+                "build with -DNDEBUG to leave asserts out");
+    }
 }

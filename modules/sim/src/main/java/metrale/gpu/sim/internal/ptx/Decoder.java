@@ -14,6 +14,10 @@ import java.util.Set;
  */
 final class Decoder {
 
+    /** Types the engine has no arithmetic or conversions for: an instruction of one names it. */
+    private static final Set<String> UNRUN_TYPES = Set.of("bf16", "bf16x2", "f16x2", "tf32", "e4m3", "e5m2", "e4m3x2",
+            "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2", "ue8m0x2");
+
     /** Modifiers that change nothing a single-device simulation can observe. */
     private static final Set<String> IGNORED = Set.of("ca", "cg", "cs", "lu", "cv", "wb", "wt", "nc", "volatile",
             "relaxed", "acquire", "release", "acq_rel", "sc", "weak", "mmio", "cta", "gpu", "sys", "uni", "aligned",
@@ -41,6 +45,8 @@ final class Decoder {
     private int slots;
     /** The {@code .loc} in force: {@code file.cu:line}, or {@code null}. */
     private String source;
+    /** The last {@code .loc} not inlined from elsewhere: the application's own line. */
+    private String outerSource;
 
     Decoder(PtxModule module, PtxFunction f) {
         this.module = module;
@@ -108,13 +114,19 @@ final class Decoder {
     }
 
     /**
-     * {@return {@code file.cu:line} of a {@code .loc}: for code inlined from a header, the line it was
-     * inlined at first ({@code frontend.cu:85 via sm_30_intrinsics.hpp:397}); {@code null} when the
-     * module names no such file}
+     * {@return {@code file.cu:line} of a {@code .loc}: for code inlined from a header, the
+     * application's line first, the last {@code .loc} not inlined from anywhere
+     * ({@code frontend.cu:85 via sm_30_intrinsics.hpp:397}: nvcc names only the innermost call
+     * of a chain of inlined functions in each {@code .loc}); {@code null} when the module names no
+     * such file}
      */
     private String sourceOf(PtxModule.Stmt loc) {
         String own = module.source(loc.a(), loc.b());
-        String at = loc.c() > 0 ? module.source(loc.c(), loc.d()) : null;
+        if (loc.c() == 0) {
+            outerSource = own;
+            return own;
+        }
+        String at = outerSource != null ? outerSource : module.source(loc.c(), loc.d());
         if (at == null) {
             return own;
         }
@@ -220,8 +232,20 @@ final class Decoder {
             return rest.remove(m);
         }
 
-        /** {@return the types among the modifiers, in order, removed} */
+        /**
+         * {@return the types among the modifiers, in order, removed}
+         *
+         * @throws Unsupported naming the type, for a type the engine has no arithmetic for
+         */
         List<Integer> types() {
+            for (String r : rest) {
+                if (UNRUN_TYPES.contains(r)) {
+                    throw new Unsupported("." + r + " (" + (r.startsWith("bf16") ? "bfloat16" : r.startsWith("f16")
+                            ? "packed half precision" : r.equals("tf32") ? "TensorFloat-32" : "FP8")
+                            + ") is not run by the engine: register a Java twin of this kernel (SimKernels.register)"
+                            + " so the simulator runs it, and test its arithmetic on the GPU");
+                }
+            }
             List<Integer> out = new ArrayList<>();
             for (var it = rest.iterator(); it.hasNext(); ) {
                 int t = typeOf(it.next());
@@ -897,7 +921,9 @@ final class Decoder {
     private Unsupported unknownSymbol(String name) {
         if (module.unplaced.containsKey(name)) {
             return new Unsupported("the module variable '" + name + "' (.global/.const, line "
-                    + module.unplaced.get(name) + "): the engine does not place module variables");
+                    + module.unplaced.get(name) + "): the engine does not place module variables (__device__ and "
+                    + "__constant__ variables, and the strings of printf and assert: build with -DNDEBUG to leave "
+                    + "asserts out, or register a Java twin of this kernel)");
         }
         return new Unsupported("an unknown symbol '" + name + "'");
     }
