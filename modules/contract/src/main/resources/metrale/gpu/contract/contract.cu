@@ -4,7 +4,9 @@
 // and checks that each one appears as an .entry in the PTX, so a twin cannot outlive its kernel.
 //
 // Rebuild after an edit, from this directory:
-//   nvcc -ptx -arch=compute_90 -o contract.ptx contract.cu
+//   nvcc -ptx -arch=compute_90 -lineinfo -o contract.ptx contract.cu
+//   sed -i -E 's|^(\s*\.file\s+[0-9]+\s+")[^"]*/([^"/]+")|\1\2|' contract.ptx   (-lineinfo: faults name the .cu line; the
+//   .file directives keep the file names only)
 //   nvcc -cubin -arch=sm_90 -o contract.sm_90.cubin contract.cu   (ModuleImageContract)
 
 // p[i] = v for i < n.

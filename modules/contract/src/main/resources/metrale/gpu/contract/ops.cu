@@ -9,7 +9,9 @@
 //
 // Rebuild after an edit, from this directory (no -ftz, -prec-div or -fmad flags: the defaults keep
 // subnormals and round division and square root correctly; the intrinsics below fix the rest):
-//   nvcc -ptx -arch=compute_90 -o ops.ptx ops.cu
+//   nvcc -ptx -arch=compute_90 -lineinfo -o ops.ptx ops.cu
+//   sed -i -E 's|^(\s*\.file\s+[0-9]+\s+")[^"]*/([^"/]+")|\1\2|' ops.ptx   (-lineinfo: faults name the .cu line; the
+//   .file directives keep the file names only)
 
 #include <cuda_fp16.h>
 

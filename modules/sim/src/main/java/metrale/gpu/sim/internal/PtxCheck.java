@@ -174,6 +174,14 @@ final class PtxCheck {
                 }
                 continue;
             }
+            // The debugging directives nvcc writes under -lineinfo and -G end at the end of their
+            // line, with no ';' (PtxParser reads them the same way), after a label too.
+            if (c == '.' && lineDirective(text, i) && stripLabels(stmt.toString()).isEmpty()) {
+                while (i + 1 < text.length() && text.charAt(i + 1) != '\n') {
+                    i++;
+                }
+                continue;
+            }
             if (stmt.toString().isBlank()) {
                 stmtLine = line;
             }
@@ -183,6 +191,16 @@ final class PtxCheck {
             return "unbalanced braces: " + depth + " '{' left open at the end";
         }
         return stmt.toString().isBlank() ? null : cutOff(stmt.toString(), stmtLine);
+    }
+
+    /** {@return whether {@code .loc} or {@code .file} starts at {@code i}} */
+    private static boolean lineDirective(String text, int i) {
+        for (String d : new String[] {".loc", ".file"}) {
+            if (text.startsWith(d, i) && i + d.length() < text.length() && Character.isWhitespace(text.charAt(i + d.length()))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** {@return whether a statement so far is an instruction: not empty and not a directive} */
