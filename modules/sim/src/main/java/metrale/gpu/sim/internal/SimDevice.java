@@ -95,8 +95,8 @@ public final class SimDevice implements Driver {
     private final int ordinal;
     private final int smCount;
     private final DeviceMemory memory;
-    /** Pool blocks released while work enqueued before the release was pending. */
-    private final java.util.ArrayDeque<Release> releases = new java.util.ArrayDeque<>();
+    /** Pool blocks released, and memory held, while work enqueued before was pending. */
+    private final BlockEnds ends;
     private final Engine engine;
     private final Scheduler scheduler;
     private final SimStream legacy;
@@ -163,6 +163,7 @@ public final class SimDevice implements Driver {
         engine.processMemories = process.memories;
         this.legacy = new SimStream(1, SimStream.Kind.LEGACY, false, "the legacy default stream");
         this.scheduler = new Scheduler(engine, legacy);
+        this.ends = new BlockEnds(memory, scheduler);
         this.streams = new SimStreams(legacy);
         this.latch = new FaultLatch(process, scheduler, engine);
         this.controls = new SimControlsImpl(this, lock, memory, engine, scheduler);
@@ -332,11 +333,7 @@ public final class SimDevice implements Driver {
     @Override
     public void poolBlockReleased(long ptr, long stream) {
         try (var _ = enter("pool block release")) {
-            Alloc b = memory.releaseBlock(ptr);
-            if (b != null) {
-                releases.addLast(new Release(b, scheduler.lastSeq(), false));
-            }
-            finishReleases();
+            ends.release(ptr);
         }
     }
 
@@ -358,33 +355,7 @@ public final class SimDevice implements Driver {
     @Override
     public void memoryHeld(long ptr) {
         try (var _ = enter("quarantine hold")) {
-            Alloc a = memory.heldAt(ptr);
-            if (a != null) {
-                releases.addLast(new Release(a, scheduler.lastSeq(), true));
-            }
-            finishReleases();
-        }
-    }
-
-    /**
-     * A released pool block, or memory the runtime's quarantine holds, and the last operation
-     * enqueued before the release or the hold.
-     */
-    private record Release(Alloc block, long upTo, boolean hold) {
-    }
-
-    /** Ends the releases and holds whose earlier work has all run; called under the device lock. */
-    private void finishReleases() {
-        for (var it = releases.iterator(); it.hasNext(); ) {
-            Release r = it.next();
-            if (!scheduler.pendingUpTo(r.upTo())) {
-                if (r.hold()) {
-                    r.block().held = true;
-                } else {
-                    memory.released(r.block());
-                }
-                it.remove();
-            }
+            ends.hold(ptr);
         }
     }
 
@@ -672,7 +643,7 @@ public final class SimDevice implements Driver {
             latch.runUntil(op, s, s.tail());
             engine.advanceTo(s.lastEnd);
             asyncPool.synchronizedHost();
-            finishReleases();
+            ends.finish();
         }
     }
 
@@ -708,7 +679,7 @@ public final class SimDevice implements Driver {
             latch.surface(controls.takeSyncFailure(), op, "the context");
             latch.runAll(op, "");
             asyncPool.synchronizedHost();
-            finishReleases();
+            ends.finish();
         }
     }
 
@@ -779,7 +750,7 @@ public final class SimDevice implements Driver {
                 engine.advanceTo(ev.op.end);
             }
             asyncPool.synchronizedHost();
-            finishReleases();
+            ends.finish();
         }
     }
 
